@@ -1,0 +1,2 @@
+dnl btl/self: loopback to the calling process. Always buildable.
+AC_DEFUN([WEFT_CONFIG_btl_self], [$1])

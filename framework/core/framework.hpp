@@ -1,0 +1,92 @@
+// The framework context of a process: parameters, logging, help messages,
+// the component repository and (lazily) the topology. One per process,
+// because components reach it through the C host table.
+//
+// init() order: core parameters are registered; the environment and the
+// command line are read; then the system file and the user files (whose list
+// is itself a parameter); components are discovered and opened (they register
+// their parameters); finally names nobody registered are warned about once,
+// with a did-you-mean.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <weft/host.h>
+
+#include "core/status.hpp"
+#include "log/help.hpp"
+#include "log/log.hpp"
+#include "params/registry.hpp"
+#include "repository/repository.hpp"
+#include "topology/topology.hpp"
+
+namespace weft {
+
+struct FrameworkInfo {
+    const char *name;         // "btl"
+    const char *description;  // one line for weft_info
+};
+// Every framework this build knows, in display order.
+const std::vector<FrameworkInfo> &known_frameworks();
+
+struct InitOptions {
+    std::vector<std::pair<std::string, std::string>> command_line; // --mca name value
+    const char *const *envp = nullptr;   // nullptr: the process environment
+    bool open_components = true;
+    bool warn_unknown = true;            // warn about unknown names after opening
+};
+
+class Framework {
+public:
+    // Creates the process's framework. Errors (bad parameter values, a bad
+    // line in a parameter file) come back as one Status listing them all.
+    static Result<Framework *> init(const InitOptions &opts);
+    static Framework *current();
+    static void finalize();
+
+    params::Registry &params() { return params_; }
+    log::Logger &logger() { return logger_; }
+    log::HelpCatalog &help() { return help_; }
+    repository::Repository &repository() { return *repo_; }
+    const weft_host_t *host() const;
+
+    // Loads the topology on first use (topology_base_xml_file /
+    // topology_base_binding apply).
+    Result<topology::Topology *> topology();
+
+    // Where components were looked for, in order.
+    const std::vector<std::string> &component_path() const { return component_path_; }
+    bool running_from_build_tree() const { return build_tree_; }
+
+    // Selection of a framework's components from its parameters.
+    Result<repository::Selection> select(const std::string &framework);
+
+    // Logs for the framework core itself ("mca").
+    void warn(const std::string &msg) { logger_.write("mca", "base", WEFT_LOG_WARN, msg); }
+
+private:
+    Framework();
+    Status setup(const InitOptions &opts);
+    void register_core_params();
+    void apply_verbosity();
+    void warn_unknown_names();
+
+    params::Registry params_;
+    log::Logger logger_;
+    log::HelpCatalog help_;
+    std::unique_ptr<repository::Repository> repo_;
+    std::unique_ptr<topology::Topology> topology_;
+    std::vector<std::string> component_path_;
+    bool build_tree_ = false;
+};
+
+// Default paths, computed once: build tree when running uninstalled.
+std::vector<std::string> default_component_path(bool build_tree);
+std::vector<std::string> default_help_path(bool build_tree);
+std::string system_param_file();   // $sysconfdir/weft-mca-params.conf
+std::string user_param_file();     // $HOME/.weft/mca-params.conf
+
+} // namespace weft

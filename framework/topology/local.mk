@@ -1,0 +1,3 @@
+libweft_la_SOURCES += \
+	framework/topology/topology.cc framework/topology/topology.hpp
+unit_test_sources += tests/unit/topology_test.cc

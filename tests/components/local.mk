@@ -1,0 +1,1 @@
+# Test components, built as real DSOs that the loader tests open.

@@ -1,0 +1,17 @@
+# tests/: GoogleTest units (one binary), test component DSOs, golden and
+# integration scripts.
+include $(srcdir)/tests/components/local.mk
+
+if WEFT_HAVE_GTEST
+check_PROGRAMS += tests/unit/weft_unit_tests
+tests_unit_weft_unit_tests_SOURCES = tests/unit/test_util.hpp tests/unit/test_util.cc $(unit_test_sources)
+tests_unit_weft_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) $(GTEST_CFLAGS) \
+	-DWEFT_TEST_DATADIR='"$(abs_top_srcdir)/tests/data"' \
+	-DWEFT_TEST_COMPONENT_DIR='"$(abs_top_builddir)/tests/components/.libs"' \
+	$(unit_test_cppflags)
+tests_unit_weft_unit_tests_LDADD = libweft.la $(HWLOC_LIBS) $(GTEST_LIBS) -lpthread $(unit_test_ldadd)
+TESTS += tests/unit/weft_unit_tests
+else
+TESTS += tests/no-gtest.sh
+endif
+EXTRA_DIST += tests/no-gtest.sh tests/data tests/golden

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "GoogleTest was not found at configure time: install libgtest-dev (contrib/install-deps) and re-run configure" >&2
+exit 1
