@@ -152,6 +152,7 @@ private:
     struct Pending {
         std::string value;
         Origin origin;
+        uint64_t seq;   // arrival order across names, so a synonym set later wins
     };
     Status apply(Param &p, std::string_view value, const Origin &origin);
     Status recompute(Param &p);
@@ -163,6 +164,7 @@ private:
     std::vector<Status> errors_;
     std::vector<std::string> warnings_;
     std::set<std::string, std::less<>> warned_deprecated_;
+    uint64_t next_seq_ = 0;
 };
 
 } // namespace weft::params
