@@ -73,6 +73,7 @@ private:
     void register_core_params();
     void apply_verbosity();
     void warn_unknown_names();
+    void report_load_failures();
 
     params::Registry params_;
     log::Logger logger_;
