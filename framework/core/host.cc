@@ -145,12 +145,35 @@ void host_show_help(const weft_component_t *owner, const char *topic, const char
                     args);
 }
 
-int host_list_selects(const char *param, const char *name)
+bool list_member(const params::ListSpec &l, const char *name, const struct sockaddr *addr)
+{
+    return (name && l.contains_name(name)) || (addr && l.contains_address(addr));
+}
+
+int host_list_selects(const char *param, const char *name, const struct sockaddr *addr)
 {
     const params::Param *p = lookup(param, params::Type::List, params::Type::List);
-    if (!p || !name)
+    if (!p)
         return WEFT_ERR_NOT_FOUND;
-    return p->as_list().selects_name(name) ? 1 : 0;
+    const params::ListSpec &l = p->as_list();
+    return l.empty() || list_member(l, name, addr) != l.exclude ? 1 : 0;
+}
+
+int host_list_contains(const char *param, const char *name, const struct sockaddr *addr)
+{
+    const params::Param *p = lookup(param, params::Type::List, params::Type::List);
+    if (!p)
+        return WEFT_ERR_NOT_FOUND;
+    return list_member(p->as_list(), name, addr) ? 1 : 0;
+}
+
+int host_param_is_set(const char *name)
+{
+    Framework *fw = Framework::current();
+    const params::Param *p = fw && name ? fw->params().find(name) : nullptr;
+    if (!p)
+        return WEFT_ERR_NOT_FOUND;
+    return p->origin().source != params::Source::Default ? 1 : 0;
 }
 
 const weft_host_t kHost = {
@@ -165,6 +188,8 @@ const weft_host_t kHost = {
     .log = host_log,
     .show_help = host_show_help,
     .list_selects = host_list_selects,
+    .list_contains = host_list_contains,
+    .param_is_set = host_param_is_set,
 };
 
 } // namespace

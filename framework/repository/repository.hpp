@@ -27,6 +27,10 @@ struct ComponentRecord {
     bool queried = false;
     weft_query_result_t query{};    // filled by query()
     void *handle = nullptr;         // lt_dlhandle, owned by the Repository
+    // Remarks worth a debug-level log line but not a failure: a newer ABI
+    // minor, copies of the same component later in the path that were
+    // ignored. The caller decides whether to print them.
+    std::vector<std::string> notes;
 };
 
 class Repository {
@@ -39,11 +43,19 @@ public:
     // Scans each directory for weft_<framework>_<name>.so (first directory
     // that has a component wins) and loads it. Only frameworks in
     // `frameworks` are considered (others are recorded as failed: unknown
-    // framework). Directories that do not exist are skipped silently.
+    // framework); an empty `frameworks` accepts every framework name.
+    // Directories that do not exist are skipped silently. A file whose name
+    // does not split into framework and component (a '_' in the component
+    // name) is recorded as failed. A framework/name pair already known (from
+    // an earlier directory or add_static()) is not loaded again; the
+    // existing record gets a note.
     void discover(const std::vector<std::string> &dirs, const std::vector<std::string> &frameworks);
-    // Adds the components linked into this binary (--disable-dlopen).
+    // Adds the components linked into this binary (--disable-dlopen); the
+    // same header checks run on them. path = "(static)".
     void add_static();
-    // Loads one file (used by discover; tests call it directly).
+    // Loads one file (used by discover; tests call it directly). Returns the
+    // new record, loaded or failed; when the framework/name pair is already
+    // known, returns that record instead (first one wins) without loading.
     ComponentRecord &load_file(const std::string &path);
 
     // Every record, loaded or failed, in discovery order.
@@ -61,6 +73,16 @@ public:
     static size_t minimum_struct_size(std::string_view framework);
 
 private:
+    class Library; // owns one lt_dlhandle (repository.cc; no ltdl.h here)
+
+    ComponentRecord &add_record(std::string framework, std::string name, std::string path);
+    ComponentRecord &load(const std::string &path, std::string framework, std::string name);
+    // Runs the ABI header checks; on failure sets rec.failure and returns false.
+    static bool check_header(ComponentRecord &rec, const weft_component_t *c);
+
+    // Declared before records_ so that records (which point into the
+    // libraries) go first when the Repository is destroyed.
+    std::vector<std::unique_ptr<Library>> libraries_;
     std::vector<std::unique_ptr<ComponentRecord>> records_;
 };
 

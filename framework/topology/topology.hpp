@@ -4,9 +4,13 @@
 // far each is from the binding. An XML file (topology_base_xml_file, or
 // hwloc's own HWLOC_XMLFILE) can stand in for the machine; then
 // topology_base_binding stands in for the process binding.
+//
+// Everything is computed once in load(); the accessors only read cached
+// data, so a loaded Topology can be shared by threads.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,11 +24,17 @@ enum class DeviceKind { Network, OpenFabrics };
 const char *kind_name(DeviceKind k);   // "network", "openfabrics"
 
 // Distance classes from the process binding to a device, nearest first.
+// "Locality" is the cpuset of the device's first non-I/O ancestor. The class
+// is the smallest object that holds both the whole binding and the whole
+// locality, so it describes the binding's farthest PU (an unbound process on
+// a two-socket machine is remote from every NIC, not local to all of them):
 enum class Distance {
-    SameNuma = 0,     // the device's locality is the binding's NUMA node
-    SamePackage = 1,  // same package (socket), other NUMA node
-    SameMachine = 2,  // another package
-    Unknown = 3       // no locality information (e.g. virtual devices)
+    SameNuma = 0,     // binding and locality lie within one NUMA node
+    SamePackage = 1,  // ... within one package (socket), not one NUMA node
+    SameMachine = 2,  // the locality is inside one package or NUMA node,
+                      // but the binding reaches outside it (another package)
+    Unknown = 3       // no locality (e.g. virtual devices), or a locality
+                      // spanning several packages, so no side is nearer
 };
 const char *distance_name(Distance d); // "numa-local", "package-local", "remote-package", "unknown"
 
@@ -32,26 +42,35 @@ struct Device {
     std::string name;        // OS device name: eth0, mlx5_0, ib0
     DeviceKind kind;
     std::string pci_bus_id;  // "0000:81:00.0" or empty
-    int package = -1;        // logical index of the package it hangs off, -1 unknown
-    int numa_node = -1;      // logical index of its NUMA node, -1 unknown
-    std::string cpuset;      // locality as an hwloc list string ("0-15")
+    int package = -1;        // logical index of the package holding its locality, -1 unknown
+    int numa_node = -1;      // logical index of the NUMA node holding its locality,
+                             // -1 unknown or several (a device hanging off the package)
+    std::string cpuset;      // locality as an hwloc list string ("0-15"), empty if none
     Distance distance = Distance::Unknown;
 };
 
 struct LoadOptions {
     std::string xml_file;    // empty: this machine (or HWLOC_XMLFILE if set)
-    std::string binding;     // empty: the process's real binding; else a cpuset list "0-3"
+    // empty: the process's real binding on this system, the whole machine
+    // for an XML topology; else a cpuset list of OS PU numbers ("0-3",
+    // "0,2,8-15", as taskset and hwloc-bind take them).
+    std::string binding;
 };
 
 class Topology {
 public:
+    // Never aborts: a missing or malformed XML file, an XML file hwloc 2
+    // cannot read (v3), or a bad binding string come back as a Status
+    // naming the setting, what failed and how to fix it.
     static Result<std::unique_ptr<Topology>> load(const LoadOptions &opts);
     ~Topology();
     Topology(const Topology &) = delete;
     Topology &operator=(const Topology &) = delete;
 
-    // "this system" or "XML file <path>"
+    // "this system", "XML file <path>", "XML file <path> (HWLOC_XMLFILE)",
+    // or the hwloc environment variable that chose another source.
     const std::string &source() const { return source_; }
+    // hwloc_topology_is_thissystem(): false for XML unless HWLOC_THISSYSTEM=1.
     bool is_this_system() const { return this_system_; }
 
     std::string binding() const;          // cpuset list of the binding
@@ -59,22 +78,29 @@ public:
     std::vector<int> numa_nodes() const;  // NUMA nodes the binding touches (logical indexes)
     int num_packages() const;
     int num_numa_nodes() const;
-    int num_cores() const;
+    int num_cores() const;                // hwloc's count; 0 if it found no Core objects
     int num_pus() const;
 
     // Devices of this kind (or all), nearest to the binding first; ties keep
     // hwloc order.
     std::vector<Device> devices() const;
     std::vector<Device> devices(DeviceKind kind) const;
+    // The device with this OS name, if hwloc reported it.
+    std::optional<Device> device(const std::string &name) const;
 
     hwloc_topology_t raw() const { return topo_; }
 
 private:
     Topology() = default;
+    Status init_hwloc(const LoadOptions &opts);
+    Status init_binding(const LoadOptions &opts);
+    void init_devices();
+
     hwloc_topology_t topo_ = nullptr;
     hwloc_bitmap_t binding_ = nullptr;
     std::string source_;
     bool this_system_ = true;
+    std::vector<Device> devices_;         // sorted nearest first
 };
 
 } // namespace weft::topology

@@ -1,21 +1,16 @@
 // btl/self: delivers messages a process sends to itself. It is always
 // available and reaches only the calling process; the data path arrives with
 // the runtime's module interface.
-#include <cstdio>
-#include <cstring>
-
 #include <weft/btl.h>
+#include <weft/component_util.hpp>
 
 namespace {
 
-const char *const kNoSynonyms[] = {nullptr};
-
 int self_open(const weft_host_t *host);
 int self_query(const weft_host_t *host, weft_query_result_t *result);
-int self_finalize(const weft_host_t *host) { return WEFT_SUCCESS; }
+int self_finalize(const weft_host_t *) { return WEFT_SUCCESS; }
 
-int self_init(const weft_host_t *host, weft_btl_module **modules, int max_modules,
-              int *num_modules)
+int self_init(const weft_host_t *, weft_btl_module **, int, int *num_modules)
 {
     *num_modules = 0;   // modules arrive with the runtime's btl module interface
     return WEFT_SUCCESS;
@@ -37,18 +32,15 @@ extern "C" WEFT_EXPORT const weft_btl_component_t weft_btl_self_component = {
 
 namespace {
 
+const weft::cutil::ParamSpec kParams[] = {
+    {"priority", WEFT_PARAM_INT, "100", WEFT_LEVEL_TUNER_DETAIL,
+     "Selection priority of btl/self among transports that reach the same peer (higher wins; "
+     "self only ever reaches the calling process)."},
+};
+
 int self_open(const weft_host_t *host)
 {
-    weft_param_def_t prio{};
-    prio.size = sizeof prio;
-    prio.name = "priority";
-    prio.type = WEFT_PARAM_INT;
-    prio.default_value = "100";
-    prio.level = WEFT_LEVEL_TUNER_DETAIL;
-    prio.help = "Selection priority of btl/self among transports that reach the same peer "
-                "(higher wins; self only ever reaches the calling process).";
-    prio.synonyms = kNoSynonyms;
-    return host->param_register(&weft_btl_self_component.base, &prio);
+    return weft::cutil::register_params(host, &weft_btl_self_component.base, kParams);
 }
 
 int self_query(const weft_host_t *host, weft_query_result_t *result)
@@ -57,7 +49,7 @@ int self_query(const weft_host_t *host, weft_query_result_t *result)
     host->param_get_int("btl_self_priority", &priority);
     result->available = 1;
     result->priority = static_cast<int>(priority);
-    std::snprintf(result->reason, sizeof result->reason, "loopback to the calling process");
+    weft::cutil::set_reason(result, "loopback to the calling process");
     return WEFT_SUCCESS;
 }
 

@@ -10,6 +10,8 @@
 
 #include <weft/component.h>
 
+struct sockaddr;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -76,10 +78,21 @@ typedef struct weft_host {
     void (*show_help)(const weft_component_t *owner, const char *topic,
                       const char *const *key_value_pairs);
 
-    /* Common list grammar: does the value of list parameter `param`
-     * select `name`? Returns 1 (selected), 0 (not), or a negative status if
-     * the list is malformed. An empty list selects everything. */
-    int (*list_selects)(const char *param, const char *name);
+    /* Common list grammar, on the value of list parameter `param`; name or
+     * addr (struct sockaddr_in / sockaddr_in6) may be NULL.
+     * list_selects: selection sense. An empty list selects everything, a
+     * plain list selects its members, a '^' list everything else.
+     * list_contains: membership only: does an entry match the name or the
+     * address (CIDR)? Used for lists that are exclusions by meaning, such as
+     * btl_tcp_if_exclude.
+     * Both return 1 or 0, or a negative status if param is not a list. */
+    int (*list_selects)(const char *param, const char *name, const struct sockaddr *addr);
+    int (*list_contains)(const char *param, const char *name, const struct sockaddr *addr);
+    /* 1 if the parameter's value came from somewhere other than its default
+     * (a file, the environment, the command line), 0 if not, or negative
+     * if there is no such parameter. Used to check mutually exclusive
+     * parameters such as if_include / if_exclude. */
+    int (*param_is_set)(const char *name);
 } weft_host_t;
 
 #ifdef __cplusplus

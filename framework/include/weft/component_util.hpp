@@ -1,0 +1,51 @@
+// Header-only C++ conveniences for component authors. Components do not link
+// libweft; everything here calls through the weft_host_t table.
+#pragma once
+
+#include <cstdio>
+
+#include <weft/host.h>
+
+namespace weft::cutil {
+
+struct ParamSpec {
+    const char *name;
+    weft_param_type_t type;
+    const char *default_value;
+    int level;
+    const char *help;
+    const char *const *enumerators = nullptr;
+    const char *const *synonyms = nullptr;
+    const char *const *deprecated = nullptr;
+};
+
+// Registers each spec for owner; stops at and returns the first failure (the
+// framework has already logged why).
+template <size_t N>
+int register_params(const weft_host_t *host, const weft_component_t *owner,
+                    const ParamSpec (&specs)[N])
+{
+    for (const ParamSpec &s : specs) {
+        weft_param_def_t d{};
+        d.size = sizeof d;
+        d.name = s.name;
+        d.type = s.type;
+        d.default_value = s.default_value;
+        d.level = s.level;
+        d.help = s.help;
+        d.enumerators = s.enumerators;
+        d.synonyms = s.synonyms;
+        d.deprecated = s.deprecated;
+        if (int rc = host->param_register(owner, &d); rc != WEFT_SUCCESS)
+            return rc;
+    }
+    return WEFT_SUCCESS;
+}
+
+// Fills a query result: available with a priority, or not with a reason.
+inline void set_reason(weft_query_result_t *r, const char *fmt, const char *arg = "")
+{
+    std::snprintf(r->reason, sizeof r->reason, fmt, arg);
+}
+
+} // namespace weft::cutil
