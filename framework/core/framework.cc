@@ -1,4 +1,6 @@
 // The process's framework context (see framework.hpp for the init order).
+#include "weft_config.h"
+
 #include "core/framework.hpp"
 
 #include <unistd.h>
@@ -172,6 +174,10 @@ void Framework::apply_verbosity()
 Status Framework::setup(const InitOptions &opts)
 {
     build_tree_ = library_in_build_tree();
+    if (opts.log_sink) {
+        logger_.set_sink(opts.log_sink);
+        help_.set_sink([sink = opts.log_sink](const std::string &text) { sink(text); });
+    }
     repo_ = std::make_unique<repository::Repository>();
     register_core_params();
 

@@ -37,6 +37,7 @@ struct InitOptions {
     const char *const *envp = nullptr;   // nullptr: the process environment
     bool open_components = true;
     bool warn_unknown = true;            // warn about unknown names after opening
+    log::Logger::Sink log_sink;          // where log lines go (default stderr); tests capture
 };
 
 class Framework {

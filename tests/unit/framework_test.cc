@@ -1,0 +1,229 @@
+// The framework as a process sees it: parameters from every source, the real
+// components of this build tree opened through the C host table, selection
+// and the require form.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/framework.hpp"
+#include "test_util.hpp"
+
+using weft::Framework;
+using weft::InitOptions;
+using weft::test::TempDir;
+
+namespace {
+
+struct Captured {
+    std::vector<std::string> lines;
+    std::string all() const
+    {
+        std::string out;
+        for (const auto &l : lines)
+            out += l + "\n";
+        return out;
+    }
+};
+
+// Runs init with a private HOME-like param file list and captured output.
+class FrameworkTest : public ::testing::Test {
+protected:
+    void TearDown() override { Framework::finalize(); }
+
+    weft::Result<Framework *> init(std::vector<std::string> env,
+                                   std::vector<std::pair<std::string, std::string>> cli = {})
+    {
+        env.push_back("WEFT_MCA_mca_base_param_files=" + home_.path() + "/mca-params.conf");
+        env_storage_ = env;
+        envp_.clear();
+        for (auto &e : env_storage_)
+            envp_.push_back(e.c_str());
+        envp_.push_back(nullptr);
+        InitOptions o;
+        o.envp = envp_.data();
+        o.command_line = std::move(cli);
+        o.log_sink = [this](std::string_view l) { out_.lines.emplace_back(l); };
+        return Framework::init(o);
+    }
+
+    TempDir home_;
+    Captured out_;
+    std::vector<std::string> env_storage_;
+    std::vector<const char *> envp_;
+};
+
+} // namespace
+
+TEST_F(FrameworkTest, OpensTheBuildTreeComponents)
+{
+    auto fw = init({});
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    EXPECT_TRUE(fw.value()->running_from_build_tree());
+    auto *self = fw.value()->repository().find("btl", "self");
+    ASSERT_NE(self, nullptr);
+    EXPECT_TRUE(self->loaded) << self->failure;
+    EXPECT_TRUE(self->opened) << self->failure;
+    // Its parameter was registered through the C host table.
+    const auto *prio = fw.value()->params().find("btl_self_priority");
+    ASSERT_NE(prio, nullptr);
+    EXPECT_EQ(prio->as_int(), 100);
+    int64_t v = 0;
+    EXPECT_EQ(fw.value()->host()->param_get_int("btl_self_priority", &v), WEFT_SUCCESS);
+    EXPECT_EQ(v, 100);
+    EXPECT_EQ(fw.value()->host()->param_get_int("btl_self_nonexistent", &v), WEFT_ERR_NOT_FOUND);
+    EXPECT_TRUE(out_.lines.empty()) << out_.all();
+}
+
+TEST_F(FrameworkTest, UnknownEnvironmentNameWarnsOnceWithSuggestion)
+{
+    auto fw = init({"WEFT_MCA_btl_base_verbos=100"});
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    std::string all = out_.all();
+    EXPECT_NE(all.find("WEFT_MCA_btl_base_verbos"), std::string::npos) << all;
+    EXPECT_NE(all.find("did you mean btl_base_verbose?"), std::string::npos) << all;
+    EXPECT_NE(all.find("mca_base_warn_unknown=false"), std::string::npos) << all;
+    EXPECT_EQ(out_.lines.size(), 1u) << all;
+}
+
+TEST_F(FrameworkTest, UnknownNameInFileAndCommandLineAlsoWarn)
+{
+    home_.write("mca-params.conf", "btl_self_priorty = 3\n");
+    auto fw = init({}, {{"btl_tcp_if_inculde", "eth0"}});
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    std::string all = out_.all();
+    EXPECT_NE(all.find("did you mean btl_self_priority?"), std::string::npos) << all;
+    EXPECT_NE(all.find("mca-params.conf:1"), std::string::npos) << all;
+    EXPECT_NE(all.find("did you mean btl_tcp_if_include?"), std::string::npos) << all;
+    EXPECT_NE(all.find("command line"), std::string::npos) << all;
+}
+
+TEST_F(FrameworkTest, WarningCanBeSilenced)
+{
+    auto fw = init({"WEFT_MCA_btl_base_verbos=100", "WEFT_MCA_mca_base_warn_unknown=false"});
+    ASSERT_TRUE(fw.ok());
+    EXPECT_TRUE(out_.lines.empty()) << out_.all();
+}
+
+TEST_F(FrameworkTest, PrecedenceFileEnvCommandLineWithProvenance)
+{
+    std::string file = home_.write("mca-params.conf", "# mine\nbtl_self_priority = 7\n");
+    {
+        auto fw = init({});
+        ASSERT_TRUE(fw.ok());
+        const auto *p = fw.value()->params().find("btl_self_priority");
+        EXPECT_EQ(p->as_int(), 7);
+        EXPECT_EQ(p->origin().describe(), "file (" + file + ":2)");
+        Framework::finalize();
+    }
+    {
+        auto fw = init({"WEFT_MCA_btl_self_priority=8"});
+        ASSERT_TRUE(fw.ok());
+        EXPECT_EQ(fw.value()->params().find("btl_self_priority")->as_int(), 8);
+        EXPECT_EQ(fw.value()->params().find("btl_self_priority")->origin().describe(),
+                  "environment");
+        Framework::finalize();
+    }
+    auto fw = init({"WEFT_MCA_btl_self_priority=8"}, {{"btl_self_priority", "9"}});
+    ASSERT_TRUE(fw.ok());
+    EXPECT_EQ(fw.value()->params().find("btl_self_priority")->as_int(), 9);
+    EXPECT_EQ(fw.value()->params().find("btl_self_priority")->origin().describe(), "command line");
+}
+
+TEST_F(FrameworkTest, BadValueFailsInitWithAcceptedValues)
+{
+    auto fw = init({"WEFT_MCA_btl_base_verbose=loud"});
+    ASSERT_FALSE(fw.ok());
+    EXPECT_EQ(fw.status().code(), WEFT_ERR_BAD_VALUE);
+    EXPECT_NE(fw.status().message().find("WEFT_MCA_btl_base_verbose"), std::string::npos);
+    EXPECT_NE(fw.status().message().find("none, error, warn"), std::string::npos)
+        << fw.status().message();
+    EXPECT_EQ(Framework::current(), nullptr);
+}
+
+TEST_F(FrameworkTest, BadComponentParameterValueFailsToo)
+{
+    auto fw = init({"WEFT_MCA_btl_tcp_eager_limit=lots"});
+    ASSERT_FALSE(fw.ok());
+    EXPECT_NE(fw.status().message().find("64k"), std::string::npos) << fw.status().message();
+}
+
+TEST_F(FrameworkTest, FileSyntaxErrorFailsInitWithFileAndLine)
+{
+    std::string file = home_.write("mca-params.conf", "btl_self_priority = 3\nnonsense\n");
+    auto fw = init({});
+    ASSERT_FALSE(fw.ok());
+    EXPECT_NE(fw.status().message().find(file + ":2"), std::string::npos) << fw.status().message();
+}
+
+TEST_F(FrameworkTest, SelectionIncludeExcludeAndDidYouMean)
+{
+    {
+        auto fw = init({"WEFT_MCA_btl=self"});
+        ASSERT_TRUE(fw.ok()) << fw.status().message();
+        auto sel = fw.value()->select("btl");
+        ASSERT_TRUE(sel.ok()) << sel.status().message();
+        ASSERT_EQ(sel.value().selected.size(), 1u);
+        EXPECT_EQ(sel.value().selected[0]->name, "self");
+        Framework::finalize();
+    }
+    {
+        auto fw = init({"WEFT_MCA_btl=^tcp"});
+        ASSERT_TRUE(fw.ok());
+        auto sel = fw.value()->select("btl");
+        ASSERT_TRUE(sel.ok()) << sel.status().message();
+        for (auto *r : sel.value().selected)
+            EXPECT_NE(r->name, "tcp");
+        bool tcp_rejected = false;
+        for (const auto &rej : sel.value().rejected)
+            if (rej.record->name == "tcp") {
+                tcp_rejected = true;
+                EXPECT_NE(rej.reason.find("^tcp"), std::string::npos) << rej.reason;
+            }
+        EXPECT_TRUE(tcp_rejected);
+        Framework::finalize();
+    }
+    auto fw = init({"WEFT_MCA_btl=slef,tcp"});
+    ASSERT_TRUE(fw.ok());
+    auto sel = fw.value()->select("btl");
+    ASSERT_FALSE(sel.ok());
+    EXPECT_NE(sel.status().message().find("did you mean 'self'"), std::string::npos)
+        << sel.status().message();
+}
+
+TEST_F(FrameworkTest, RequireTurnsFallbackIntoAnErrorWithTheReason)
+{
+    // This machine has no RDMA device (the tests of openib run in a VM), so
+    // requiring openib must fail and say why; without require, others win.
+    auto fw = init({"WEFT_MCA_btl_base_require=openib"});
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    auto *openib = fw.value()->repository().find("btl", "openib");
+    if (!openib)
+        GTEST_SKIP() << "btl/openib not built here (no libibverbs)";
+    fw.value()->repository().query_all("btl", fw.value()->host());
+    if (openib->query.available)
+        GTEST_SKIP() << "this machine has a usable RDMA port: " << openib->query.reason;
+    auto sel = fw.value()->select("btl");
+    ASSERT_FALSE(sel.ok());
+    EXPECT_NE(sel.status().message().find("openib"), std::string::npos);
+    EXPECT_NE(sel.status().message().find("RDMA"), std::string::npos) << sel.status().message();
+}
+
+TEST_F(FrameworkTest, TcpRefusesBothIncludeAndExclude)
+{
+    auto fw = init({"WEFT_MCA_btl_tcp_if_include=lo", "WEFT_MCA_btl_tcp_if_exclude=eth0"});
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    auto *tcp = fw.value()->repository().find("btl", "tcp");
+    ASSERT_NE(tcp, nullptr);
+    EXPECT_FALSE(tcp->opened);
+    EXPECT_NE(out_.all().find("mutually exclusive"), std::string::npos) << out_.all();
+}
+
+TEST_F(FrameworkTest, UnknownComponentParameterIsReported)
+{
+    auto fw = init({"WEFT_MCA_btl_nonexistentcomp_foo=1"});
+    ASSERT_TRUE(fw.ok());
+    EXPECT_NE(out_.all().find("unknown parameter WEFT_MCA_btl_nonexistentcomp_foo"),
+              std::string::npos)
+        << out_.all();
+}
