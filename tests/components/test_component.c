@@ -78,7 +78,9 @@ extern int weft_test_function_nobody_defines(void);
 extern int weft_test_absent_helper(void);
 #endif
 
+#ifndef TEST_OPENFAIL
 static const char *const no_names[] = {NULL};
+#endif
 
 static int tc_open(const weft_host_t *host);
 static int tc_query(const weft_host_t *host, weft_query_result_t *result);

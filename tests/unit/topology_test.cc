@@ -394,8 +394,9 @@ TEST(TopologyThisSystem, LoadsAndReportsTheRealBinding)
     EXPECT_TRUE(sorted_nearest_first(all));
     for (const auto &d : all) {
         EXPECT_FALSE(d.name.empty());
-        if (d.cpuset.empty())
+        if (d.cpuset.empty()) {
             EXPECT_EQ(d.distance, Distance::Unknown) << d.name;
+        }
     }
 }
 
