@@ -241,7 +241,7 @@ void Framework::report_load_failures()
         if (rec->failure.empty())
             continue;
         bool asked = mode == "all";
-        for (const std::string list : {rec->framework, rec->framework + "_base_require"}) {
+        for (const std::string &list : {rec->framework, rec->framework + "_base_require"}) {
             const auto *p = params_.find(list);
             if (p && p->type() == params::Type::List && !p->as_list().exclude &&
                 p->as_list().contains_name(rec->name))

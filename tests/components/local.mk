@@ -18,12 +18,14 @@ if WEFT_BUILD_DSO
 tests_components_cflags = $(AM_CFLAGS) -fvisibility=hidden
 tests_components_ldflags = $(AM_LDFLAGS) -module -avoid-version -shared -rpath /nowhere
 
-# The dependency of weft_btl_needlib. Linked into needlib by the path of its
-# .so rather than as a libtool library: libtool would otherwise hardcode the
-# build directory into needlib's RUNPATH (so it runs uninstalled) and the
-# dependency would be found after all. By path, needlib records only the
-# soname (DT_NEEDED libweft_test_absent.so.0) and no search path, so at load
-# time the dynamic linker cannot find it.
+# The dependency of weft_btl_needlib, which must not be findable when needlib
+# is loaded. Linked as a libtool library, libtool would hardcode the build
+# directory into needlib's RUNPATH (so that it runs uninstalled) and the
+# dependency would be found after all; given as a plain .so path, libtool
+# silently drops it from a -module link. So the .so is handed to the linker
+# directly (-Wl,<path>): needlib records only DT_NEEDED
+# libweft_test_absent.so.0 and no search path, and dlopen fails with
+# "libweft_test_absent.so.0: cannot open shared object file".
 check_LTLIBRARIES += tests/components/libweft_test_absent.la
 tests_components_libweft_test_absent_la_SOURCES = tests/components/absent_helper.c
 tests_components_libweft_test_absent_la_CFLAGS = $(AM_CFLAGS)
@@ -105,8 +107,8 @@ check_LTLIBRARIES += tests/components/weft_btl_needlib.la
 tests_components_weft_btl_needlib_la_SOURCES = tests/components/test_component.c
 tests_components_weft_btl_needlib_la_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_NAME=needlib -DTEST_NEEDLIB
 tests_components_weft_btl_needlib_la_CFLAGS = $(tests_components_cflags)
-tests_components_weft_btl_needlib_la_LDFLAGS = $(tests_components_ldflags)
-tests_components_weft_btl_needlib_la_LIBADD = $(builddir)/tests/components/.libs/libweft_test_absent.so
+tests_components_weft_btl_needlib_la_LDFLAGS = $(tests_components_ldflags) \
+	-Wl,$(abs_top_builddir)/tests/components/.libs/libweft_test_absent.so
 EXTRA_tests_components_weft_btl_needlib_la_DEPENDENCIES = tests/components/libweft_test_absent.la
 
 # openfail: loads; open() returns WEFT_ERR_NOT_AVAILABLE
