@@ -15,3 +15,4 @@ else
 TESTS += tests/no-gtest.sh
 endif
 EXTRA_DIST += tests/no-gtest.sh tests/data tests/golden
+include $(srcdir)/tests/info/local.mk

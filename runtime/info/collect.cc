@@ -272,6 +272,10 @@ Status collect(Framework &fw, const Options &opts, Report &r)
                 if (p->def().framework == g && group_component(*p) == c &&
                     p->def().level <= r.level)
                     pg.params.push_back(p);
+            // The selection parameter (`btl` itself) leads its group, as
+            // in ompi_info; the rest keep registration order.
+            std::stable_partition(pg.params.begin(), pg.params.end(),
+                                  [](const params::Param *p) { return p->def().name.empty(); });
             r.params.push_back(std::move(pg));
         };
         for (const auto &f : r.frameworks) {
