@@ -10,9 +10,9 @@ AC_DEFUN([WEFT_DO_COMPONENT], [
   AS_IF([test "$weft_can_build_$1_$2" = yes], [
       WEFT_COMPONENT_SUBDIRS="$WEFT_COMPONENT_SUBDIRS components/$1/$2"
       weft_components_built="$weft_components_built $1/$2"
-      AS_IF([test "$enable_dlopen" = no], [
+      AS_IF([test "$weft_enable_dlopen" = no], [
           WEFT_STATIC_COMPONENT_LIBS="$WEFT_STATIC_COMPONENT_LIBS \$(top_builddir)/components/$1/$2/libweft_$1_$2.la"
-          weft_static_table="$weft_static_table WEFT_STATIC_COMPONENT($1, $2)"
+          weft_static_table="$weft_static_table WEFT_STATIC_COMPONENT($1,$2)"
         ])
     ], [
       weft_components_skipped="$weft_components_skipped $1/$2"

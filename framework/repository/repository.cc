@@ -5,9 +5,9 @@
 // record, because only the caller knows whether the user cares: a failure of
 // a component the user did not ask for is noise, while weft_info
 // --show-failed lists them all.
-#include "repository/repository.hpp"
+#include "weft_config.h"   // WEFT_HAVE_DLOPEN
 
-#include "weft_config.h"
+#include "repository/repository.hpp"
 
 #include <algorithm>
 #include <cinttypes>
@@ -30,9 +30,9 @@
 // into static_components.h (build tree). Each framework names its component
 // struct type weft_<fw>_component_t and every such struct begins with
 // `weft_component_t base`, so the macro can declare the symbol with its real
-// type (no type-punned declaration, which would be undefined behaviour and
-// would hide a wrong symbol from the compiler) and take &sym.base. A new
-// framework only has to have its header included here.
+// type and take &sym.base: no declaration under a different type (undefined
+// behaviour, and it would let a symbol of the wrong kind link silently). A
+// new framework only has to have its header included here.
 #define WEFT_STATIC_COMPONENT(fw, name) \
     extern "C" const weft_##fw##_component_t weft_##fw##_##name##_component;
 #include "repository/static_components.h"
@@ -175,6 +175,7 @@ public:
         std::unique_ptr<Library> lib;
         if (lt_dlinit() != 0) {
             *error = "cannot initialize libltdl: " + ltdl_error("unknown error");
+            lt_dlexit();   // lt_dlinit counted this reference even though it failed
         } else {
             lt_dladvise advise;
             lt_dlhandle h = nullptr;
