@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include "core/strings.hpp"
 
 extern char **environ;
 
@@ -17,26 +18,10 @@ std::string expand_home(const std::string &path); // paths.cc
 
 namespace {
 
+using str::split;
+using str::join;
+
 std::unique_ptr<Framework> g_framework;
-
-std::vector<std::string> split(const std::string &s, char sep)
-{
-    std::vector<std::string> out;
-    std::string cur;
-    std::istringstream in(s);
-    while (std::getline(in, cur, sep))
-        if (!cur.empty())
-            out.push_back(cur);
-    return out;
-}
-
-std::string join(const std::vector<std::string> &v, const std::string &sep)
-{
-    std::string out;
-    for (size_t i = 0; i < v.size(); ++i)
-        out += (i ? sep : "") + v[i];
-    return out;
-}
 
 params::Definition core_def(const char *fw, const char *comp, const char *name, params::Type type,
                             std::string dflt, int level, const char *help)

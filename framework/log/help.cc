@@ -6,9 +6,12 @@
 #include <sstream>
 
 #include "log/log.hpp"
+#include "core/strings.hpp"
 
 namespace weft::log {
 namespace {
+
+using weft::str::join;
 
 const std::string kRule(74, '-');
 
@@ -126,17 +129,6 @@ ParsedFile parse_catalog(const std::string &text)
             out.problems.push_back("line " + std::to_string(s.first_line) + ": topic [" +
                                    s.topic + "] has no text");
         note_lone_braces(s, out.problems);
-    }
-    return out;
-}
-
-std::string join(const std::vector<std::string> &items, std::string_view sep)
-{
-    std::string out;
-    for (const std::string &s : items) {
-        if (!out.empty())
-            out += sep;
-        out += s;
     }
     return out;
 }

@@ -7,9 +7,13 @@
 #include <cstdio>
 #include <string>
 #include <unistd.h>
+#include "core/strings.hpp"
 
 namespace weft::log {
 namespace {
+
+using str::iequals;
+using str::trim;
 
 struct NamedLevel {
     const char *name;
@@ -26,30 +30,6 @@ constexpr std::array<NamedLevel, 7> kLevels{{
     {"trace", WEFT_LOG_TRACE},
     {"max", WEFT_LOG_MAX},
 }};
-
-bool iequals(std::string_view a, std::string_view b)
-{
-    if (a.size() != b.size())
-        return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z')
-            x = static_cast<char>(x - 'A' + 'a');
-        if (x != y)   // table names are lower case already
-            return false;
-    }
-    return true;
-}
-
-std::string_view trim(std::string_view s)
-{
-    const char *ws = " \t\r\n";
-    size_t b = s.find_first_not_of(ws);
-    if (b == std::string_view::npos)
-        return {};
-    size_t e = s.find_last_not_of(ws);
-    return s.substr(b, e - b + 1);
-}
 
 Status bad_verbosity(std::string_view text)
 {

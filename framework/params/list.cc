@@ -7,18 +7,12 @@
 
 #include <cctype>
 #include <cstring>
+#include "core/strings.hpp"
 
 namespace weft::params {
 namespace {
 
-std::string_view trim(std::string_view s)
-{
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-        s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-        s.remove_suffix(1);
-    return s;
-}
+using str::trim;
 
 const char *kGrammar =
     "accepted: comma-separated names (eth0, docker*), CIDR ranges (10.0.0.0/8, fe80::/10), "

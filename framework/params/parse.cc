@@ -10,27 +10,12 @@
 #include <vector>
 
 #include "params/registry.hpp"
+#include "core/strings.hpp"
 
 namespace weft::params {
 namespace {
 
-std::string lower(std::string_view s)
-{
-    std::string out(s);
-    for (char &c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
-std::string trimmed(std::string_view s)
-{
-    size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
-        ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
-        --e;
-    return std::string(s.substr(b, e - b));
-}
+using str::lower;
 
 Status bad(std::string_view text, const char *accepted)
 {
@@ -104,7 +89,7 @@ std::string Definition::full_name() const
 
 Result<bool> parse_bool(std::string_view text)
 {
-    std::string t = lower(trimmed(text));
+    std::string t = lower(std::string(str::trim(text)));
     if (t == "1" || t == "true" || t == "yes" || t == "on" || t == "y" || t == "t" || t == "enabled")
         return true;
     if (t == "0" || t == "false" || t == "no" || t == "off" || t == "n" || t == "f" ||
@@ -115,7 +100,7 @@ Result<bool> parse_bool(std::string_view text)
 
 Result<int64_t> parse_int(std::string_view text)
 {
-    std::string t = trimmed(text);
+    std::string t = std::string(str::trim(text));
     if (t.empty())
         return bad(text, "expected an integer such as 42, -1 or 0x10");
     errno = 0;
@@ -132,7 +117,7 @@ Result<uint64_t> parse_size(std::string_view text)
 {
     const char *accepted = "expected a byte count such as 4096, 64k, 1M, 2G or 1T "
                            "(k/M/G/T are powers of 1024; an optional B or iB may follow)";
-    std::string t = trimmed(text);
+    std::string t = std::string(str::trim(text));
     if (t.empty() || t[0] == '-' || t[0] == '+')
         return bad(text, accepted);
     errno = 0;
@@ -140,7 +125,7 @@ Result<uint64_t> parse_size(std::string_view text)
     unsigned long long v = std::strtoull(t.c_str(), &end, 10);
     if (end == t.c_str() || errno == ERANGE)
         return bad(text, accepted);
-    std::string suffix = lower(trimmed(end));
+    std::string suffix = lower(std::string(str::trim(end)));
     unsigned shift = 0;
     if (!suffix.empty()) {
         switch (suffix[0]) {
@@ -162,7 +147,7 @@ Result<uint64_t> parse_size(std::string_view text)
 
 Result<double> parse_double(std::string_view text)
 {
-    std::string t = trimmed(text);
+    std::string t = std::string(str::trim(text));
     errno = 0;
     char *end = nullptr;
     double v = std::strtod(t.c_str(), &end);

@@ -7,9 +7,14 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include "core/strings.hpp"
 
 namespace weft::params {
 namespace {
+
+using str::iequals;
+using str::join;
+using str::trim;
 
 bool valid_param_name(std::string_view s)
 {
@@ -19,33 +24,6 @@ bool valid_param_name(std::string_view s)
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
             return false;
     return true;
-}
-
-bool iequals(std::string_view a, std::string_view b)
-{
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
-std::string join(const std::vector<std::string> &v, const char *sep)
-{
-    std::string out;
-    for (size_t i = 0; i < v.size(); ++i)
-        out += (i ? sep : "") + v[i];
-    return out;
-}
-
-std::string trim(std::string_view s)
-{
-    size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
-        ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
-        --e;
-    return std::string(s.substr(b, e - b));
 }
 
 // Named values of an INT parameter: "none=0" -> {"none", 0}.
@@ -79,7 +57,7 @@ struct Converted {
 // Parses text by the parameter's type; the error says what is accepted.
 Result<Converted> convert(const Definition &def, std::string_view raw)
 {
-    std::string text = trim(raw);
+    std::string text(trim(raw));
     switch (def.type) {
     case Type::Bool: {
         auto v = parse_bool(text);
@@ -296,7 +274,7 @@ Status Registry::load_file(const std::string &path, Source source)
     int lineno = 0;
     while (std::getline(in, line)) {
         ++lineno;
-        std::string t = trim(line);
+        std::string t(trim(line));
         if (t.empty() || t[0] == '#')
             continue;
         auto syntax = [&](const std::string &why) {
@@ -312,8 +290,8 @@ Status Registry::load_file(const std::string &path, Source source)
             syntax("expected 'name = value'");
             continue;
         }
-        std::string name = trim(t.substr(0, eq));
-        std::string value = trim(t.substr(eq + 1));
+        std::string name(trim(std::string_view(t).substr(0, eq)));
+        std::string value(trim(std::string_view(t).substr(eq + 1)));
         if (!valid_param_name(name)) {
             syntax("'" + name + "' is not a parameter name (letters, digits and '_' only)");
             continue;

@@ -33,6 +33,8 @@
 // type and take &sym.base: no declaration under a different type (undefined
 // behaviour, and it would let a symbol of the wrong kind link silently). A
 // new framework only has to have its header included here.
+#include "core/strings.hpp"
+
 #define WEFT_STATIC_COMPONENT(fw, name) \
     extern "C" const weft_##fw##_component_t weft_##fw##_##name##_component;
 #include "repository/static_components.h"
@@ -41,6 +43,8 @@
 namespace weft::repository {
 
 namespace {
+
+using str::join;
 
 struct StaticComponent {
     const char *framework;
@@ -111,17 +115,6 @@ std::string split_file_name(const std::string &path, std::string &fw, std::strin
                std::to_string(WEFT_NAME_MAX - 1) + " characters (the size of the name "
                "fields of the component struct)";
     return {};
-}
-
-std::string join(const std::vector<std::string> &v, std::string_view sep)
-{
-    std::string out;
-    for (const auto &s : v) {
-        if (!out.empty())
-            out += sep;
-        out += s;
-    }
-    return out;
 }
 
 #ifdef WEFT_HAVE_DLOPEN

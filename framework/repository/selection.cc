@@ -12,24 +12,16 @@
 
 #include "params/list.hpp"
 #include "params/registry.hpp"
+#include "core/strings.hpp"
 
 namespace weft::repository {
 
 namespace {
 
+using str::join;
+
 // Suggestions further away than this are guesses, not typo fixes.
 constexpr size_t kMaxSuggestDistance = 3;
-
-std::string join(const std::vector<std::string> &v, std::string_view sep)
-{
-    std::string out;
-    for (const auto &s : v) {
-        if (!out.empty())
-            out += sep;
-        out += s;
-    }
-    return out;
-}
 
 // The nearest known name, or "" when none is close. A candidate is only
 // offered when it is within kMaxSuggestDistance and shares something with

@@ -9,9 +9,13 @@
 #include <sstream>
 
 #include "info/info.hpp"
+#include "core/strings.hpp"
 
 namespace weft::info {
 namespace {
+
+using weft::str::split;
+using weft::str::join;
 
 // Groups of parameters that belong to the framework core, not to a component
 // framework (they match kCoreGroups in framework/core/framework.cc).
@@ -24,17 +28,6 @@ bool path_exists(const std::string &p)
 {
     struct stat st;
     return !p.empty() && ::stat(p.c_str(), &st) == 0;
-}
-
-std::vector<std::string> split(const std::string &s, char sep)
-{
-    std::vector<std::string> out;
-    std::string cur;
-    std::istringstream in(s);
-    while (std::getline(in, cur, sep))
-        if (!cur.empty())
-            out.push_back(cur);
-    return out;
 }
 
 // ~ and ~/x as the framework reads mca_base_param_files.
@@ -88,14 +81,6 @@ std::string nearest(const std::string &name, const std::vector<std::string> &nam
         }
     }
     return best_d <= 2 && best_d * 2 < name.size() ? best : std::string();
-}
-
-std::string join(const std::vector<std::string> &v, const char *sep)
-{
-    std::string out;
-    for (size_t i = 0; i < v.size(); ++i)
-        out += (i ? sep : "") + v[i];
-    return out;
 }
 
 } // namespace

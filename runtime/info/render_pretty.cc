@@ -1,9 +1,12 @@
 // weft_info's human-readable form, laid out like ompi_info: a right-aligned
 // label, a colon, and the value wrapped under itself at 79 columns.
 #include "info/info.hpp"
+#include "core/strings.hpp"
 
 namespace weft::info {
 namespace {
+
+using weft::str::join;
 
 constexpr size_t kLabelWidth = 24;
 constexpr size_t kWidth = 79;
@@ -75,14 +78,6 @@ void component_block(Out &o, const ComponentFact &c, bool with_file)
         o.more("note: " + n);
 }
 
-std::string join(const std::vector<std::string> &v, const char *sep)
-{
-    std::string out;
-    for (size_t i = 0; i < v.size(); ++i)
-        out += (i ? sep : "") + v[i];
-    return out;
-}
-
 void param_block(Out &o, const ParamGroup &g, const params::Param &p)
 {
     const auto &d = p.def();
@@ -123,6 +118,8 @@ std::string render_pretty(const Report &r)
         for (size_t i = 0; i < b.component_path.size(); ++i) {
             std::string v = b.component_path[i].path +
                             (b.component_path[i].exists ? "" : " (not present)");
+            if (!b.dlopen)
+                v += " (unused: components are linked in)";
             if (i == 0)
                 o.field("Component path", v);
             else
