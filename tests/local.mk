@@ -14,5 +14,5 @@ TESTS += tests/unit/weft_unit_tests
 else
 TESTS += tests/no-gtest.sh
 endif
-EXTRA_DIST += tests/no-gtest.sh tests/data tests/golden
+EXTRA_DIST += tests/no-gtest.sh tests/golden
 include $(srcdir)/tests/info/local.mk

@@ -1,10 +1,31 @@
 /* The btl (byte transfer layer) framework: transport components.
- * ABI: a weft_btl_component_t begins with weft_component_t; init creates
- * modules (one per usable device/NIC/port) and start_connect begins a
- * non-blocking connection. The module operations table arrives with the
- * runtime; until then a module is opaque here. */
+ *
+ * Objects and lifetimes (component -> modules -> endpoints):
+ * - A component (weft_btl_component_t) is loaded once. query() says whether
+ *   it can run here; init() creates its modules, one per usable device, NIC
+ *   or port, and sets up asynchronous handling of incoming connections.
+ * - A module (weft_btl_module_t) is one opened transport instance. It
+ *   publishes a business card (card()) through the runtime's modex, answers
+ *   reachability per peer with a reason, carries capability data the runtime
+ *   scores, and is progressed by the runtime.
+ * - An endpoint (weft_btl_endpoint_t) is a module's connection to one peer,
+ *   created by start_connect() without blocking; the module reports through
+ *   the state upcall when it is connected or has failed.
+ *
+ * Data arrives through the recv upcall with the active-message id the
+ * sender used; the runtime owns the id space (handlers). A module never
+ * calls an upcall from inside send()/sendi()/put()/get(): only from
+ * progress(), so the runtime may send from a handler without recursion.
+ *
+ * Every struct begins with its size; readers check WEFT_HAS_MEMBER before
+ * using members added later. Unsupported operations are NULL pointers or
+ * return WEFT_ERR_NOT_SUPPORTED. */
 #ifndef WEFT_BTL_H
 #define WEFT_BTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
 
 #include <weft/component.h>
 #include <weft/host.h>
@@ -16,19 +37,152 @@ extern "C" {
 #define WEFT_BTL_FRAMEWORK "btl"
 
 struct weft_btl_module;
-struct weft_btl_peer;
 struct weft_btl_endpoint;
+
+/* Peer classes, decided by the runtime from PMIx node ids. */
+typedef enum weft_peer_class {
+    WEFT_PEER_SELF = 0,
+    WEFT_PEER_SAME_NODE = 1,
+    WEFT_PEER_OTHER_NODE = 2
+} weft_peer_class_t;
+
+/* A peer as the runtime describes it to modules. */
+typedef struct weft_btl_peer {
+    size_t size;
+    uint32_t rank;
+    uint32_t node_id;           /* PMIx node id */
+    weft_peer_class_t peer_class;
+    const char *hostname;       /* for messages only; never for decisions */
+    const void *card;           /* the peer's card from the module of the same component
+                                   (same index), or NULL if it published none */
+    size_t card_len;
+} weft_btl_peer_t;
+
+/* Capability flags. */
+#define WEFT_BTL_FLAG_SEND   0x1u   /* active messages (send) */
+#define WEFT_BTL_FLAG_INLINE 0x2u   /* sendi: small-message fast path */
+#define WEFT_BTL_FLAG_PUT    0x4u   /* RDMA write */
+#define WEFT_BTL_FLAG_GET    0x8u   /* RDMA read */
+#define WEFT_BTL_FLAG_FD     0x10u  /* wait_fd() gives a descriptor to block on */
+
+/* Exclusivity: a module that reaches a peer excludes modules of lower
+ * exclusivity for that peer (self beats shared memory beats networks). */
+#define WEFT_BTL_EXCLUSIVITY_SELF 65536u
+#define WEFT_BTL_EXCLUSIVITY_SHM 32768u
+#define WEFT_BTL_EXCLUSIVITY_HIGH 4096u
+#define WEFT_BTL_EXCLUSIVITY_DEFAULT 1024u
+#define WEFT_BTL_EXCLUSIVITY_LOW 0u
+
+typedef struct weft_btl_caps {
+    size_t size;
+    double latency_us;          /* expected one-way small-message latency */
+    double bandwidth_mbs;       /* expected bandwidth, MB/s (10^6 bytes) */
+    size_t eager_limit;         /* largest message the runtime should send eagerly */
+    size_t max_send;            /* largest payload of one send() */
+    size_t inline_max;          /* largest header+payload of one sendi() */
+    uint32_t exclusivity;
+    uint32_t flags;             /* WEFT_BTL_FLAG_* */
+    int priority;               /* breaks ties between equally exclusive modules */
+} weft_btl_caps_t;
+
+/* Endpoint states reported through the state upcall. */
+typedef enum weft_btl_ep_state {
+    WEFT_BTL_EP_CONNECTING = 0,
+    WEFT_BTL_EP_CONNECTED = 1,
+    WEFT_BTL_EP_FAILED = 2,     /* status and reason say why; pending sends are failed */
+    WEFT_BTL_EP_CLOSED = 3      /* orderly disconnect by either side */
+} weft_btl_ep_state_t;
+
+typedef struct weft_btl_endpoint {
+    size_t size;
+    struct weft_btl_module *module;
+    uint32_t peer_rank;
+    weft_btl_ep_state_t state;  /* written by the module */
+    void *runtime_ctx;          /* the runtime's, untouched by the module */
+} weft_btl_endpoint_t;
+
+/* Registered memory: an opaque handle plus a key the peer needs. */
+typedef struct weft_btl_reg {
+    size_t size;
+    void *addr;
+    size_t length;
+    uint8_t rkey[64];           /* what a peer passes to put/get to reach this memory */
+    size_t rkey_len;
+    void *module_ctx;
+} weft_btl_reg_t;
+
+typedef void (*weft_btl_rdma_cb_t)(struct weft_btl_endpoint *ep, void *cb_ctx, int status);
+
+/* What the runtime gives a module: set in module->upcalls after init(),
+ * before the first start_connect or progress. */
+typedef struct weft_btl_upcalls {
+    size_t size;
+    void *ctx;
+    /* A message arrived on ep with active-message id am_id; data is valid
+     * only during the call. */
+    void (*recv)(void *ctx, struct weft_btl_endpoint *ep, uint8_t am_id, const void *data,
+                 size_t len);
+    /* ep changed state; status/reason explain failures. */
+    void (*state)(void *ctx, struct weft_btl_endpoint *ep, weft_btl_ep_state_t state, int status,
+                  const char *reason);
+    /* A peer connected to this module on its own initiative; the runtime
+     * returns its runtime_ctx for the new endpoint (or NULL to refuse). */
+    void *(*accepted)(void *ctx, struct weft_btl_endpoint *ep);
+} weft_btl_upcalls_t;
+
+typedef struct weft_btl_module_ops {
+    size_t size;
+    /* Can this module reach peer? Returns 1 or 0; when 0, writes why. */
+    int (*reachable)(struct weft_btl_module *m, const weft_btl_peer_t *peer, char *why,
+                     size_t why_len);
+    /* The business card published for peers (addresses, ids). *len is the
+     * buffer size on entry, the card size on return; WEFT_ERR_TRUNCATED if
+     * the buffer is too small. */
+    int (*card)(struct weft_btl_module *m, void *buf, size_t *len);
+    /* Active message, copy semantics: the data is copied or on the wire when
+     * it returns. WEFT_ERR_AGAIN: out of resources now, retry after progress. */
+    int (*send)(struct weft_btl_endpoint *ep, uint8_t am_id, const struct iovec *iov, int iovcnt);
+    /* Inline fast path for header + payload <= caps.inline_max: no
+     * allocation, no lock. WEFT_ERR_AGAIN as above. */
+    int (*sendi)(struct weft_btl_endpoint *ep, uint8_t am_id, const void *hdr, size_t hdr_len,
+                 const void *payload, size_t payload_len);
+    int (*put)(struct weft_btl_endpoint *ep, const void *local, size_t len, uint64_t remote_addr,
+               const void *rkey, size_t rkey_len, weft_btl_rdma_cb_t cb, void *cb_ctx);
+    int (*get)(struct weft_btl_endpoint *ep, void *local, size_t len, uint64_t remote_addr,
+               const void *rkey, size_t rkey_len, weft_btl_rdma_cb_t cb, void *cb_ctx);
+    int (*mem_register)(struct weft_btl_module *m, void *addr, size_t len, weft_btl_reg_t *reg);
+    int (*mem_deregister)(struct weft_btl_module *m, weft_btl_reg_t *reg);
+    /* Makes progress; returns the number of events handled (>= 0) or an error. */
+    int (*progress)(struct weft_btl_module *m);
+    /* A descriptor that becomes readable when progress() has work, or -1. */
+    int (*wait_fd)(struct weft_btl_module *m);
+    /* Orderly close of one endpoint; the module frees it after the CLOSED upcall. */
+    int (*disconnect)(struct weft_btl_endpoint *ep);
+    /* Releases the module and all its endpoints. */
+    int (*finalize)(struct weft_btl_module *m);
+} weft_btl_module_ops_t;
+
+typedef struct weft_btl_module {
+    size_t size;
+    const struct weft_btl_component *component;
+    const weft_btl_module_ops_t *ops;
+    weft_btl_caps_t caps;
+    char name[64];              /* "tcp/eth0", "self" */
+    weft_btl_upcalls_t upcalls; /* set by the runtime */
+    void *module_ctx;           /* the component's */
+} weft_btl_module_t;
 
 typedef struct weft_btl_component {
     weft_component_t base;
 
     /* init: create up to max_modules modules for the devices query() found,
      * storing them in modules[] and their count in *num_modules. */
-    int (*init)(const weft_host_t *host, struct weft_btl_module **modules,
-                int max_modules, int *num_modules);
-    /* start_connect: begin a non-blocking connection from module to peer;
-     * *endpoint is usable for sends once the module reports it connected. */
-    int (*start_connect)(struct weft_btl_module *module, const struct weft_btl_peer *peer,
+    int (*init)(const weft_host_t *host, struct weft_btl_module **modules, int max_modules,
+                int *num_modules);
+    /* start_connect: begin a non-blocking connection from module to peer.
+     * *endpoint is valid at once; sends are accepted once it is CONNECTED
+     * (a module may also queue them while CONNECTING). */
+    int (*start_connect)(struct weft_btl_module *module, const weft_btl_peer_t *peer,
                          struct weft_btl_endpoint **endpoint);
 } weft_btl_component_t;
 
