@@ -1,2 +1,4 @@
-# runtime/: process runtime and tools. weft_info lives in runtime/info.
+# runtime/: process runtime and tools. The runtime itself (runtime/rte) is
+# part of libweft; weft_info lives in runtime/info.
+include $(srcdir)/runtime/rte/local.mk
 include $(srcdir)/runtime/info/local.mk

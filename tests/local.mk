@@ -1,6 +1,7 @@
 # tests/: GoogleTest units (one binary), test component DSOs, golden and
 # integration scripts.
 include $(srcdir)/tests/components/local.mk
+include $(srcdir)/tests/runtime/local.mk
 
 if WEFT_HAVE_GTEST
 check_PROGRAMS += tests/unit/weft_unit_tests

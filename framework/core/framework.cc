@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <sstream>
 #include "core/strings.hpp"
@@ -81,7 +83,7 @@ void Framework::finalize()
     g_framework.reset();
 }
 
-void Framework::register_core_params()
+void Framework::register_core_params(const InitOptions &opts)
 {
     using params::Type;
     auto add = [this](params::Definition d) {
@@ -121,10 +123,7 @@ void Framework::register_core_params()
                  "binding; empty uses the real binding (or the whole machine with an XML "
                  "topology)."));
 
-    std::vector<std::string> groups(std::begin(kCoreGroups), std::end(kCoreGroups));
-    for (const auto &f : known_frameworks())
-        groups.push_back(f.name);
-    for (const auto &g : groups) {
+    for (const auto &g : verbosity_groups()) {
         auto d = core_def(g.c_str(), "base", "verbose", Type::Int, "warn", WEFT_LEVEL_TUNER_BASIC,
                           "Verbosity of this framework's messages: none, error, warn, info, "
                           "debug, trace, max or a number 0..100.");
@@ -144,14 +143,24 @@ void Framework::register_core_params()
                    "back to another component.";
         add(req);
     }
+    for (const auto &d : opts.extra_params)
+        add(d);
+}
+
+// Every group with a <group>_base_verbose: the core's, the extra groups of
+// the layers above, then the frameworks.
+std::vector<std::string> Framework::verbosity_groups() const
+{
+    std::vector<std::string> groups(std::begin(kCoreGroups), std::end(kCoreGroups));
+    groups.insert(groups.end(), extra_groups_.begin(), extra_groups_.end());
+    for (const auto &f : known_frameworks())
+        groups.push_back(f.name);
+    return groups;
 }
 
 void Framework::apply_verbosity()
 {
-    std::vector<std::string> groups(std::begin(kCoreGroups), std::end(kCoreGroups));
-    for (const auto &f : known_frameworks())
-        groups.push_back(f.name);
-    for (const auto &g : groups)
+    for (const auto &g : verbosity_groups())
         if (const auto *p = params_.find(g + "_base_verbose"))
             logger_.set_verbosity(g, static_cast<int>(p->as_int()));
 }
@@ -164,7 +173,9 @@ Status Framework::setup(const InitOptions &opts)
         help_.set_sink([sink = opts.log_sink](const std::string &text) { sink(text); });
     }
     repo_ = std::make_unique<repository::Repository>();
-    register_core_params();
+    for (const auto &g : opts.extra_groups)
+        extra_groups_.push_back(g.name);
+    register_core_params(opts);
 
     std::vector<Status> errors;
     params_.load_environment(opts.envp ? opts.envp : environ);
@@ -272,6 +283,8 @@ Result<topology::Topology *> Framework::topology()
     topology::LoadOptions lo;
     lo.xml_file = params_.find("topology_base_xml_file")->text();
     lo.binding = params_.find("topology_base_binding")->text();
+    if (const char *exported = std::getenv("WEFT_TOPOLOGY_XML"))
+        lo.launcher_xml = exported;
     auto t = topology::Topology::load(lo);
     if (!t.ok())
         return t.status();

@@ -38,6 +38,12 @@ struct InitOptions {
     bool open_components = true;
     bool warn_unknown = true;            // warn about unknown names after opening
     log::Logger::Sink log_sink;          // where log lines go (default stderr); tests capture
+    // Layers above the framework (the runtime) bring their own parameter
+    // groups and parameters. They are registered with the core ones, before
+    // values are applied and unknown names are judged; each extra group gets
+    // <group>_base_verbose like a framework.
+    std::vector<FrameworkInfo> extra_groups;
+    std::vector<params::Definition> extra_params;
 };
 
 class Framework {
@@ -71,7 +77,8 @@ public:
 private:
     Framework();
     Status setup(const InitOptions &opts);
-    void register_core_params();
+    void register_core_params(const InitOptions &opts);
+    std::vector<std::string> verbosity_groups() const;
     void apply_verbosity();
     void warn_unknown_names();
     void report_load_failures();
@@ -83,6 +90,7 @@ private:
     std::unique_ptr<topology::Topology> topology_;
     std::vector<std::string> component_path_;
     bool build_tree_ = false;
+    std::vector<std::string> extra_groups_;
 };
 
 // Default paths, computed once: build tree when running uninstalled.

@@ -264,6 +264,8 @@ Status Topology::init_hwloc(const LoadOptions &opts)
     auto xml = xml_source(opts);
     if (xml && hwloc_topology_set_xml(topo_, xml->path.c_str()) < 0)
         return xml_error(*xml);
+    if (!xml && !opts.launcher_xml.empty() && load_launcher_export(opts.launcher_xml))
+        return Status::success();
     if (hwloc_topology_load(topo_) < 0) {
         if (xml)
             return xml_error(*xml);
@@ -278,6 +280,26 @@ Status Topology::init_hwloc(const LoadOptions &opts)
     else
         source_ = this_system_ ? "this system" : env_source();
     return Status::success();
+}
+
+bool Topology::load_launcher_export(const std::string &path)
+{
+    if (hwloc_topology_set_xml(topo_, path.c_str()) == 0 &&
+        hwloc_topology_set_flags(topo_, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM) == 0 &&
+        hwloc_topology_load(topo_) == 0) {
+        this_system_ = true;
+        source_ = "this system (launcher's export " + path + ")";
+        return true;
+    }
+    // A failed load leaves topo_ unusable: start over for discovery.
+    hwloc_topology_destroy(topo_);
+    topo_ = nullptr;
+    if (hwloc_topology_init(&topo_) < 0) {
+        topo_ = nullptr;
+        return false;
+    }
+    hwloc_topology_set_io_types_filter(topo_, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    return false;
 }
 
 Status Topology::init_binding(const LoadOptions &opts)

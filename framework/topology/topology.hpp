@@ -55,6 +55,12 @@ struct LoadOptions {
     // for an XML topology; else a cpuset list of OS PU numbers ("0-3",
     // "0,2,8-15", as taskset and hwloc-bind take them).
     std::string binding;
+    // An XML export of this very machine made by the launcher (weftrun sets
+    // WEFT_TOPOLOGY_XML), so ranks skip discovery. Unlike xml_file it is
+    // loaded as "this system": the real binding applies. Ignored when
+    // xml_file or HWLOC_XMLFILE chose a topology; an unreadable export falls
+    // back to discovery, since it is only a shortcut.
+    std::string launcher_xml;
 };
 
 class Topology {
@@ -94,6 +100,9 @@ private:
     Topology() = default;
     Status init_hwloc(const LoadOptions &opts);
     Status init_binding(const LoadOptions &opts);
+    // Loads the launcher's export as this system; false (and a fresh,
+    // empty topo_) when it cannot be read.
+    bool load_launcher_export(const std::string &path);
     void init_devices();
 
     hwloc_topology_t topo_ = nullptr;

@@ -10,6 +10,7 @@
 
 #include "info/info.hpp"
 #include "core/strings.hpp"
+#include "rte/runtime.hpp"
 
 namespace weft::info {
 namespace {
@@ -159,6 +160,14 @@ Status collect(Framework &fw, const Options &opts, Report &r)
         f.description = desc;
         f.core = true;
         seen.insert(name);
+        r.frameworks.push_back(std::move(f));
+    }
+    for (const auto &g : rt::param_groups()) {
+        FrameworkFact f;
+        f.name = g.name;
+        f.description = g.description;
+        f.core = true;
+        seen.insert(g.name);
         r.frameworks.push_back(std::move(f));
     }
     for (const auto &k : known_frameworks()) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/framework.hpp"
+#include "rte/explain.hpp"
 
 namespace weft::info {
 
@@ -18,6 +19,7 @@ struct Options {
     bool all = false;
     bool show_failed = false;
     bool topology = false;
+    bool explain = false;          // --explain: transport choice per peer class
     int level = 1;                 // --level (1..9); --all makes it 9 unless --level is given
     bool level_given = false;
     std::vector<std::pair<std::string, std::string>> params;   // --param <group> <component>
@@ -103,6 +105,7 @@ Status collect(Framework &fw, const Options &opts, Report &report);
 std::string render_pretty(const Report &r);
 std::string render_parsable(const Report &r);
 std::string render_json(const Report &r);
+std::string render_explain(const rt::Explanation &ex, Options::Format format);
 
 // Shared helpers.
 std::string level_text(int level);          // "5 tuner/detail"

@@ -7,6 +7,7 @@ weft_info_SOURCES = \
 	runtime/info/render_pretty.cc \
 	runtime/info/render_parsable.cc \
 	runtime/info/render_json.cc \
+	runtime/info/render_explain.cc \
 	runtime/info/json.hpp runtime/info/json.cc
 weft_info_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS)
 weft_info_LDADD = libweft.la $(HWLOC_LIBS)

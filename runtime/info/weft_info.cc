@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "info/info.hpp"
+#include "rte/runtime.hpp"
 
 namespace {
 
@@ -39,6 +40,10 @@ const char kUsage[] =
     "                                open, with file and reason\n"
     "      --topology                topology source, binding, NUMA nodes and the\n"
     "                                network/OpenFabrics devices with their distance\n"
+    "      --explain                 which transports this host would use for each\n"
+    "                                peer class (self, same node, other node): every\n"
+    "                                btl component and module considered, and why it\n"
+    "                                was taken or rejected (initializes the modules)\n"
     "      --parsable                one fact per line (ompi_info --parsable style)\n"
     "      --json                    the same facts as one JSON object\n"
     "      --mca NAME VALUE          set a parameter (as on the weftrun command line);\n"
@@ -95,6 +100,8 @@ int parse_args(int argc, char **argv, weft::info::Options &opts)
             json = true;
         } else if (a == "--show-failed") {
             opts.show_failed = true;
+        } else if (a == "--explain") {
+            opts.explain = true;
         } else if (a == "--topology") {
             opts.topology = true;
         } else if (a == "--param") {
@@ -144,11 +151,26 @@ int main(int argc, char **argv)
     weft::InitOptions init;
     init.command_line = opts.mca;
     init.open_components = true;
+    init.extra_groups = weft::rt::param_groups();
+    init.extra_params = weft::rt::param_definitions();
     auto fw = weft::Framework::init(init);
     if (!fw.ok()) {
         // The message says what is wrong and what is accepted.
         weft::log::write_stderr("weft_info: " + fw.status().message() + "\n");
         return 1;
+    }
+
+    if (opts.explain) {
+        auto ex = weft::rt::explain(*fw.value());
+        int rc = 0;
+        if (!ex.ok()) {
+            weft::log::write_stderr("weft_info: --explain: " + ex.status().message() + "\n");
+            rc = 1;
+        } else if (!write_all(weft::info::render_explain(ex.value(), opts.format))) {
+            rc = 1;
+        }
+        weft::Framework::finalize();
+        return rc;
     }
 
     weft::info::Report report;

@@ -1,0 +1,103 @@
+#include "rte/btl_layer.hpp"
+
+#include <array>
+
+#include "core/strings.hpp"
+
+namespace weft::rt {
+
+namespace {
+// Modules one component may create (devices x ports); more is a bug or a
+// very unusual machine, and the component is told the limit.
+constexpr int kMaxModulesPerComponent = 32;
+// A card larger than this cannot be a business card.
+constexpr size_t kMaxCard = 64 * 1024;
+} // namespace
+
+BtlLayer::~BtlLayer() { close(); }
+
+Status BtlLayer::open(Framework &fw, const weft_btl_upcalls_t &upcalls)
+{
+    auto sel = fw.select(WEFT_BTL_FRAMEWORK);
+    if (!sel.ok())
+        return sel.status();
+    for (const auto &w : sel.value().warnings)
+        fw.logger().write("btl", "base", WEFT_LOG_WARN, w);
+    if (const auto *req = fw.params().find("btl_base_require"))
+        for (const auto &item : req->as_list().items)
+            required_.push_back(item.name);
+
+    for (const auto &rej : sel.value().rejected)
+        components_.push_back({rej.record->name, false, rej.reason});
+    for (auto *rec : sel.value().selected) {
+        const auto *comp = reinterpret_cast<const weft_btl_component_t *>(rec->component);
+        ComponentVerdict v{rec->name, false, {}};
+        if (!comp->init) {
+            v.reason = "has no init entry point";
+            components_.push_back(v);
+            continue;
+        }
+        std::array<weft_btl_module_t *, kMaxModulesPerComponent> mods{};
+        int n = 0;
+        int rc = comp->init(fw.host(), mods.data(), kMaxModulesPerComponent, &n);
+        if (rc != WEFT_SUCCESS || n <= 0) {
+            v.reason = rc != WEFT_SUCCESS ? std::string("init failed: ") + weft_status_string(rc)
+                                          : "init created no modules (" + std::string(rec->query.reason) + ")";
+            components_.push_back(v);
+            continue;
+        }
+        for (int i = 0; i < n && i < kMaxModulesPerComponent; ++i) {
+            weft_btl_module_t *m = mods[i];
+            if (!m || !WEFT_HAS_MEMBER(m, weft_btl_module_t, module_ctx) || !m->ops) {
+                fw.logger().write("btl", rec->name, WEFT_LOG_ERROR,
+                                  "init returned a module without the ABI 1.0 fields; skipped");
+                continue;
+            }
+            m->upcalls = upcalls;
+            modules_.push_back({m, comp, i, "weft.btl." + rec->name + "." + std::to_string(i)});
+        }
+        v.used = true;
+        v.reason = "priority " + std::to_string(rec->query.priority) + ", " + std::to_string(n) +
+                   " module" + (n == 1 ? "" : "s") + "; " + rec->query.reason;
+        components_.push_back(v);
+    }
+    for (const auto &req : required_)
+        for (const auto &c : components_)
+            if (c.name == req && !c.used)
+                return Status(WEFT_ERR_NOT_AVAILABLE,
+                              "btl_base_require=" + req + ": btl/" + req + " cannot be used: " +
+                                  c.reason + "; remove it from btl_base_require to let weft fall back");
+    return Status::success();
+}
+
+Status BtlLayer::publish_cards(PmixClient &pmix) const
+{
+    std::vector<std::byte> buf(1024);
+    for (const auto &om : modules_) {
+        if (!om.module->ops->card)
+            continue;
+        size_t len = buf.size();
+        int rc = om.module->ops->card(om.module, buf.data(), &len);
+        if (rc == WEFT_ERR_TRUNCATED && len <= kMaxCard) {
+            buf.resize(len);
+            rc = om.module->ops->card(om.module, buf.data(), &len);
+        }
+        if (rc != WEFT_SUCCESS || len > buf.size())
+            return Status(rc < 0 ? rc : WEFT_ERROR,
+                          "btl/" + std::string(om.module->name) + ": cannot produce its business card: " +
+                              weft_status_string(rc));
+        if (Status st = pmix.put(om.card_key, std::span(buf.data(), len)); !st.ok())
+            return st;
+    }
+    return Status::success();
+}
+
+void BtlLayer::close()
+{
+    for (auto &om : modules_)
+        if (om.module->ops->finalize)
+            om.module->ops->finalize(om.module);
+    modules_.clear();
+}
+
+} // namespace weft::rt

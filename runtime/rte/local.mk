@@ -1,0 +1,13 @@
+# runtime/rte: the process runtime (weft_init, PMIx client, modex, progress
+# engine, endpoints and transport selection), part of libweft.
+libweft_la_SOURCES += \
+	runtime/rte/api.cc \
+	runtime/rte/btl_layer.cc runtime/rte/btl_layer.hpp \
+	runtime/rte/endpoints.cc runtime/rte/endpoints.hpp \
+	runtime/rte/explain.cc runtime/rte/explain.hpp \
+	runtime/rte/params.cc \
+	runtime/rte/peer_select.cc runtime/rte/peer_select.hpp \
+	runtime/rte/pmix_client.cc runtime/rte/pmix_client.hpp \
+	runtime/rte/progress.cc runtime/rte/progress.hpp \
+	runtime/rte/runtime.cc runtime/rte/runtime.hpp
+include_HEADERS = runtime/include/weft.h

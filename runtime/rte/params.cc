@@ -1,0 +1,51 @@
+// The runtime's parameters (group "rte"). They are registered with the
+// framework's own, so WEFT_MCA_rte_* names are known before unknown names
+// are judged, and weft_info lists them.
+#include "rte/runtime.hpp"
+
+namespace weft::rt {
+
+namespace {
+
+params::Definition def(const char *name, params::Type type, const char *dflt, int level, const char *help)
+{
+    params::Definition d;
+    d.framework = "rte";
+    d.component = "base";
+    d.name = name;
+    d.type = type;
+    d.default_text = dflt;
+    d.level = level;
+    d.help = help;
+    return d;
+}
+
+} // namespace
+
+std::vector<FrameworkInfo> param_groups()
+{
+    return {{"rte", "process runtime: PMIx job and modex, progress engine, per-peer endpoints"}};
+}
+
+std::vector<params::Definition> param_definitions()
+{
+    std::vector<params::Definition> out;
+    auto progress = def("progress", params::Type::Enum, "auto", WEFT_LEVEL_TUNER_BASIC,
+                        "How a process waits for communication: 'busy' polls without pause "
+                        "(lowest latency, a core per process), 'yield' gives the core away "
+                        "between polls, 'block' sleeps on the transports' descriptors after a "
+                        "short spin (yield when a transport has none), 'auto' is busy unless the "
+                        "node is oversubscribed (more local processes than cores), then block.");
+    progress.enumerators = {"auto", "busy", "yield", "block"};
+    out.push_back(progress);
+    out.push_back(def("preconnect", params::Type::Bool, "false", WEFT_LEVEL_TUNER_BASIC,
+                      "Connect to every peer during weft_init instead of on first use "
+                      "(start-up pays for all connections; the first message to each peer "
+                      "does not)."));
+    out.push_back(def("connect_timeout", params::Type::Double, "30", WEFT_LEVEL_TUNER_DETAIL,
+                      "Seconds a connection to one peer may take before it fails with an error "
+                      "naming the peer and the transport."));
+    return out;
+}
+
+} // namespace weft::rt

@@ -1,0 +1,192 @@
+#include "rte/runtime.hpp"
+
+#include <thread>
+
+#include "log/log.hpp"
+
+namespace weft::rt {
+
+namespace {
+std::unique_ptr<Runtime> g_runtime;
+} // namespace
+
+Runtime *Runtime::current() { return g_runtime.get(); }
+
+Result<Runtime *> Runtime::init()
+{
+    if (g_runtime)
+        return Status(WEFT_ERR_EXISTS, "weft_init: the runtime is already initialized in this process");
+    g_runtime.reset(new Runtime());
+    if (Status st = g_runtime->setup(); !st.ok()) {
+        (void)finalize();
+        return st;
+    }
+    return g_runtime.get();
+}
+
+Status Runtime::setup()
+{
+    // PMIx first: the rank decides who warns about unknown parameter names
+    // (rank 0, once per job, not once per process).
+    if (Status st = pmix_.init(); !st.ok())
+        return st;
+    InitOptions opts;
+    opts.extra_groups = param_groups();
+    opts.extra_params = param_definitions();
+    opts.warn_unknown = pmix_.rank() == 0;
+    auto fw = Framework::init(opts);
+    if (!fw.ok())
+        return fw.status();
+    fw_ = fw.value();
+    connect_timeout_ = std::chrono::milliseconds(
+        static_cast<int64_t>(fw_->params().find("rte_base_connect_timeout")->as_double() * 1000));
+
+    weft_btl_upcalls_t up{};
+    up.size = sizeof up;
+    up.ctx = this;
+    up.recv = up_recv;
+    up.state = up_state;
+    up.accepted = up_accepted;
+    if (Status st = btl_.open(*fw_, up); !st.ok())
+        return st;
+    endpoints_ = std::make_unique<Endpoints>(pmix_, btl_, fw_->logger());
+    for (const auto &om : btl_.modules())
+        if (om.module->ops->progress)
+            progress_.add(poll_module, om.module,
+                          om.module->ops->wait_fd ? om.module->ops->wait_fd(om.module) : -1);
+    if (!pmix_.singleton())
+        progress_.add(poll_events, this, -1);
+    if (Status st = choose_progress_mode(); !st.ok())
+        return st;
+
+    if (Status st = btl_.publish_cards(pmix_); !st.ok())
+        return st;
+    if (Status st = pmix_.fence(true); !st.ok())
+        return st;
+    if (fw_->logger().enabled("rte", WEFT_LOG_INFO))
+        fw_->logger().write("rte", "base", WEFT_LOG_INFO,
+                            "rank " + std::to_string(pmix_.rank()) + " of " + std::to_string(pmix_.size()) +
+                                (pmix_.singleton() ? " (singleton)" : " in " + pmix_.nspace()) +
+                                ", node " + std::to_string(pmix_.node_id()) + ", local rank " +
+                                std::to_string(pmix_.local_rank()) + " of " +
+                                std::to_string(pmix_.local_size()) + "; progress " +
+                                progress_mode_name(progress_.effective_mode()) + " (" +
+                                progress_.reason() + ")");
+    if (fw_->params().find("rte_base_preconnect")->as_bool())
+        return preconnect();
+    return Status::success();
+}
+
+Status Runtime::choose_progress_mode()
+{
+    const std::string setting = fw_->params().find("rte_base_progress")->as_string();
+    unsigned cores = 0;
+    // Only "auto" on a shared node needs the core count (and so hwloc).
+    if (setting == "auto" && pmix_.local_size() > 1) {
+        auto topo = fw_->topology();
+        if (topo.ok())
+            cores = static_cast<unsigned>(topo.value()->num_cores());
+        if (cores == 0)
+            cores = std::thread::hardware_concurrency();
+    }
+    std::string reason;
+    ProgressMode m = decide_progress_mode(setting, pmix_.local_size(), cores, &reason);
+    progress_.set_mode(m, reason);
+    return Status::success();
+}
+
+Status Runtime::preconnect()
+{
+    for (uint32_t r = 0; r < pmix_.size(); ++r)
+        if (Status st = endpoints_->start(r); !st.ok())
+            return st;
+    for (uint32_t r = 0; r < pmix_.size(); ++r) {
+        if (!progress_.wait_until([&] { return endpoints_->settled(r); }, connect_timeout_))
+            return Status(WEFT_ERR_UNREACHABLE,
+                          "rte_base_preconnect: rank " + std::to_string(r) + " did not connect within " +
+                              std::to_string(connect_timeout_.count()) +
+                              " ms (rte_base_connect_timeout)");
+        if (Status st = endpoints_->status_of(r); !st.ok())
+            return st;
+    }
+    return Status::success();
+}
+
+Status Runtime::connect(uint32_t rank, std::chrono::milliseconds timeout)
+{
+    if (Status st = endpoints_->start(rank); !st.ok())
+        return st;
+    if (!progress_.wait_until([&] { return endpoints_->settled(rank); }, timeout))
+        return Status(WEFT_ERR_AGAIN, "connection to rank " + std::to_string(rank) + " not complete after " +
+                                          std::to_string(timeout.count()) + " ms");
+    return endpoints_->status_of(rank);
+}
+
+Status Runtime::set_handler(uint8_t am_id, AmHandler fn, void *ctx)
+{
+    if (handlers_[am_id].first && fn)
+        return Status(WEFT_ERR_EXISTS, "active-message id " + std::to_string(am_id) + " already has a handler");
+    handlers_[am_id] = {fn, ctx};
+    return Status::success();
+}
+
+int Runtime::poll_module(void *ctx)
+{
+    auto *m = static_cast<weft_btl_module_t *>(ctx);
+    return m->ops->progress(m);
+}
+
+int Runtime::poll_events(void *ctx)
+{
+    auto *rt = static_cast<Runtime *>(ctx);
+    if (!rt->pmix_.has_terminated())
+        return 0;
+    auto dead = rt->pmix_.take_terminated();
+    for (uint32_t r : dead)
+        rt->endpoints_->fail(r, "rank " + std::to_string(r) + " on " + rt->pmix_.hostname_of(r) +
+                                    " terminated (PMIx event)");
+    return static_cast<int>(dead.size());
+}
+
+void Runtime::up_recv(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *data, size_t len)
+{
+    auto *rt = static_cast<Runtime *>(ctx);
+    const auto &[fn, hctx] = rt->handlers_[am_id];
+    if (fn) {
+        fn(hctx, ep->peer_rank, data, len);
+        return;
+    }
+    rt->fw_->logger().write("rte", "base", WEFT_LOG_WARN,
+                            "dropped a message with active-message id " + std::to_string(am_id) +
+                                " from rank " + std::to_string(ep->peer_rank) + ": no handler");
+}
+
+void Runtime::up_state(void *ctx, weft_btl_endpoint_t *ep, weft_btl_ep_state_t state, int status,
+                       const char *reason)
+{
+    static_cast<Runtime *>(ctx)->endpoints_->on_state(ep, state, status, reason);
+}
+
+void *Runtime::up_accepted(void *ctx, weft_btl_endpoint_t *ep)
+{
+    return static_cast<Runtime *>(ctx)->endpoints_->on_accepted(ep);
+}
+
+Status Runtime::finalize()
+{
+    if (!g_runtime)
+        return Status(WEFT_ERR_NOT_FOUND, "weft_finalize: the runtime is not initialized");
+    Runtime &rt = *g_runtime;
+    if (rt.endpoints_) {
+        rt.endpoints_->close_all();
+        rt.progress_.progress();   // deliver the CLOSED upcalls the modules queued
+    }
+    rt.btl_.close();
+    if (rt.fw_)
+        Framework::finalize();
+    Status st = rt.pmix_.finalize();
+    g_runtime.reset();
+    return st;
+}
+
+} // namespace weft::rt

@@ -1,0 +1,72 @@
+// The process runtime: one per process, created by weft_init(). It ties
+// together the framework (parameters, components), PMIx (job, modex,
+// failures), the btl modules, the per-peer endpoints and the progress
+// engine, and routes incoming active messages to their handlers.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/framework.hpp"
+#include "rte/btl_layer.hpp"
+#include "rte/endpoints.hpp"
+#include "rte/pmix_client.hpp"
+#include "rte/progress.hpp"
+
+namespace weft::rt {
+
+// The runtime's parameter group ("rte") and parameters, for
+// Framework::init (weft_init and weft_info both register them).
+std::vector<FrameworkInfo> param_groups();
+std::vector<params::Definition> param_definitions();
+
+// An active-message handler: data is valid only during the call.
+using AmHandler = void (*)(void *ctx, uint32_t src_rank, const void *data, size_t len);
+
+class Runtime {
+public:
+    static Result<Runtime *> init();
+    static Runtime *current();
+    // Orderly end: endpoints closed, modules and components released, PMIx
+    // finalized (the launcher then counts this rank as finished).
+    static Status finalize();
+
+    PmixClient &pmix() { return pmix_; }
+    Endpoints &endpoints() { return *endpoints_; }
+    ProgressEngine &progress() { return progress_; }
+    BtlLayer &btl() { return btl_; }
+    Framework &framework() { return *fw_; }
+
+    // Registers the handler of an active-message id (0..255).
+    Status set_handler(uint8_t am_id, AmHandler fn, void *ctx);
+    // Connects to rank and waits (bounded by timeout).
+    Status connect(uint32_t rank, std::chrono::milliseconds timeout);
+    std::chrono::milliseconds connect_timeout() const { return connect_timeout_; }
+
+private:
+    Runtime() = default;
+    Status setup();
+    Status choose_progress_mode();
+    Status preconnect();
+    static int poll_events(void *ctx);   // PMIx failure events -> endpoints
+    static int poll_module(void *ctx);
+
+    // Upcalls from the modules (C ABI), ctx = this.
+    static void up_recv(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *data, size_t len);
+    static void up_state(void *ctx, weft_btl_endpoint_t *ep, weft_btl_ep_state_t state, int status,
+                         const char *reason);
+    static void *up_accepted(void *ctx, weft_btl_endpoint_t *ep);
+
+    Framework *fw_ = nullptr;
+    PmixClient pmix_;
+    BtlLayer btl_;
+    std::unique_ptr<Endpoints> endpoints_;
+    ProgressEngine progress_;
+    std::array<std::pair<AmHandler, void *>, 256> handlers_{};
+    std::chrono::milliseconds connect_timeout_{30000};
+};
+
+} // namespace weft::rt

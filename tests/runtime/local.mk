@@ -1,0 +1,5 @@
+# tests/runtime: weft programs run as real jobs (weftrun, Open MPI's mpirun,
+# the netns hosts) by the scripts here.
+check_PROGRAMS += tests/runtime/weft_probe
+tests_runtime_weft_probe_SOURCES = tests/runtime/weft_probe.c
+tests_runtime_weft_probe_LDADD = libweft.la
