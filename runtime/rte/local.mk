@@ -11,3 +11,4 @@ libweft_la_SOURCES += \
 	runtime/rte/progress.cc runtime/rte/progress.hpp \
 	runtime/rte/runtime.cc runtime/rte/runtime.hpp
 include_HEADERS = runtime/include/weft.h
+unit_test_sources += tests/unit/peer_select_test.cc tests/unit/progress_test.cc

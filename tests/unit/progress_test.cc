@@ -1,0 +1,112 @@
+// The progress engine: mode decision, bounded waits, polling of sources,
+// and blocking on descriptors (a real eventfd) when the mode says so.
+#include <gtest/gtest.h>
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "rte/progress.hpp"
+
+using weft::rt::ProgressEngine;
+using weft::rt::ProgressMode;
+
+TEST(ProgressMode, AutoIsBusyUnlessOversubscribed)
+{
+    std::string why;
+    EXPECT_EQ(weft::rt::decide_progress_mode("auto", 2, 2, &why), ProgressMode::Busy);
+    EXPECT_EQ(weft::rt::decide_progress_mode("auto", 16, 2, &why), ProgressMode::Block);
+    EXPECT_NE(why.find("oversubscribed: 16 processes on 2 cores"), std::string::npos) << why;
+    EXPECT_EQ(weft::rt::decide_progress_mode("auto", 16, 0, &why), ProgressMode::Busy);
+    EXPECT_NE(why.find("unknown"), std::string::npos);
+}
+
+TEST(ProgressMode, ExplicitSettingWins)
+{
+    std::string why;
+    EXPECT_EQ(weft::rt::decide_progress_mode("yield", 1, 8, &why), ProgressMode::Yield);
+    EXPECT_EQ(why, "rte_base_progress=yield");
+    EXPECT_EQ(weft::rt::decide_progress_mode("busy", 64, 2, &why), ProgressMode::Busy);
+    EXPECT_EQ(weft::rt::decide_progress_mode("block", 1, 8, &why), ProgressMode::Block);
+}
+
+namespace {
+struct Counter {
+    int polls = 0;
+    int fire_at = -1;   // poll number that reports an event
+    int events = 0;
+};
+int count_poll(void *ctx)
+{
+    auto *c = static_cast<Counter *>(ctx);
+    ++c->polls;
+    if (c->polls == c->fire_at) {
+        ++c->events;
+        return 1;
+    }
+    return 0;
+}
+struct FdSource {
+    int fd;
+    int seen = 0;
+};
+int drain_fd(void *ctx)
+{
+    auto *s = static_cast<FdSource *>(ctx);
+    uint64_t v;
+    if (::read(s->fd, &v, sizeof v) == sizeof v) {
+        s->seen += static_cast<int>(v);
+        return 1;
+    }
+    return 0;
+}
+} // namespace
+
+TEST(ProgressEngine, PollsEverySourceAndCountsEvents)
+{
+    ProgressEngine pe;
+    Counter a, b;
+    b.fire_at = 1;
+    pe.add(count_poll, &a, -1);
+    pe.add(count_poll, &b, -1);
+    EXPECT_EQ(pe.progress(), 1);
+    EXPECT_EQ(a.polls, 1);
+    EXPECT_EQ(b.polls, 1);
+}
+
+TEST(ProgressEngine, WaitReturnsWhenDoneAndTimesOutOtherwise)
+{
+    ProgressEngine pe;
+    Counter c;
+    c.fire_at = 50;
+    pe.add(count_poll, &c, -1);
+    EXPECT_TRUE(pe.wait_until([&] { return c.events == 1; }, std::chrono::seconds(10)));
+    EXPECT_FALSE(pe.wait_until([] { return false; }, std::chrono::milliseconds(20)));
+}
+
+TEST(ProgressEngine, BlockWithoutDescriptorsYields)
+{
+    ProgressEngine pe;
+    Counter c;
+    pe.add(count_poll, &c, -1);
+    pe.set_mode(ProgressMode::Block, "test");
+    EXPECT_EQ(pe.effective_mode(), ProgressMode::Yield);
+}
+
+TEST(ProgressEngine, BlockingWaitWakesOnDescriptor)
+{
+    ProgressEngine pe;
+    FdSource s{::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
+    ASSERT_GE(s.fd, 0);
+    pe.add(drain_fd, &s, s.fd);
+    pe.set_mode(ProgressMode::Block, "test");
+    ASSERT_EQ(pe.effective_mode(), ProgressMode::Block);
+    std::thread writer([&] {
+        uint64_t one = 1;
+        ASSERT_EQ(::write(s.fd, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+    });
+    EXPECT_TRUE(pe.wait_until([&] { return s.seen == 1; }, std::chrono::seconds(30)));
+    writer.join();
+    ::close(s.fd);
+}
