@@ -62,7 +62,7 @@ Result<Peer *> Endpoints::resolve(uint32_t rank)
         wp.card_len = card.ok() ? cards.back().size() : 0;
         cands.push_back({om.module, wp});
     }
-    p.choice = choose(cands, btl_.required());
+    p.choice = choose(p.peer_class, cands, btl_.required());
     p.endpoints.assign(p.choice.chosen.size(), nullptr);
     p.state = PeerState::Resolved;
     if (!p.choice.reachable()) {

@@ -50,8 +50,7 @@ Result<Explanation> explain(Framework &fw)
             p.card_len = cards[i].size();
             cands.push_back({btl.modules()[i].module, p});
         }
-        ex.classes.push_back({k.cls, choose(cands, btl.required())});
-        ex.classes.back().choice.peer_class = k.cls;
+        ex.classes.push_back({k.cls, choose(k.cls, cands, btl.required())});
     }
     return ex;
 }

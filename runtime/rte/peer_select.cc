@@ -38,11 +38,11 @@ bool can_send(const weft_btl_module_t *m) { return (m->caps.flags & WEFT_BTL_FLA
 
 } // namespace
 
-PeerChoice choose(std::span<const Candidate> candidates, const std::vector<std::string> &required)
+PeerChoice choose(weft_peer_class_t peer_class, std::span<const Candidate> candidates,
+                  const std::vector<std::string> &required)
 {
     PeerChoice pc;
-    if (!candidates.empty())
-        pc.peer_class = candidates.front().peer.peer_class;
+    pc.peer_class = peer_class;
     std::vector<size_t> reach;
     for (size_t i = 0; i < candidates.size(); ++i) {
         const Candidate &c = candidates[i];

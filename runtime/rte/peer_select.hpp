@@ -52,6 +52,7 @@ struct PeerChoice {
     std::string unreachable_message(uint32_t rank, const std::string &host) const;
 };
 
-PeerChoice choose(std::span<const Candidate> candidates, const std::vector<std::string> &required);
+PeerChoice choose(weft_peer_class_t peer_class, std::span<const Candidate> candidates,
+                  const std::vector<std::string> &required);
 
 } // namespace weft::rt

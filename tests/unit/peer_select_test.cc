@@ -83,7 +83,7 @@ TEST(PeerSelect, HigherExclusivityWinsOverPriority)
     FakeModules f;
     f.add("tcp", "tcp/eth0", WEFT_BTL_EXCLUSIVITY_DEFAULT, 100, 10.0, true);
     f.add("scif", "scif", WEFT_BTL_EXCLUSIVITY_SHM, 10, 0.2, true);
-    auto c = weft::rt::choose(f.candidates(WEFT_PEER_SAME_NODE), {});
+    auto c = weft::rt::choose(WEFT_PEER_SAME_NODE, f.candidates(WEFT_PEER_SAME_NODE), {});
     ASSERT_TRUE(c.reachable());
     ASSERT_EQ(c.chosen.size(), 1u);
     EXPECT_EQ(c.chosen[0], 1u);
@@ -100,7 +100,7 @@ TEST(PeerSelect, EqualExclusivityOrdersByPriorityThenLatencyAndStripes)
     f.add("tcp", "tcp/eth0", WEFT_BTL_EXCLUSIVITY_DEFAULT, 20, 10.0, true);
     f.add("openib", "openib/mlx5_0:1", WEFT_BTL_EXCLUSIVITY_DEFAULT, 20, 2.0, true);
     f.add("tcp", "tcp/eth1", WEFT_BTL_EXCLUSIVITY_DEFAULT, 5, 1.0, true);
-    auto c = weft::rt::choose(f.candidates(WEFT_PEER_OTHER_NODE), {});
+    auto c = weft::rt::choose(WEFT_PEER_OTHER_NODE, f.candidates(WEFT_PEER_OTHER_NODE), {});
     ASSERT_EQ(c.chosen.size(), 3u);
     EXPECT_EQ(c.chosen[0], 1u);   // same priority as tcp/eth0, lower latency
     EXPECT_EQ(c.chosen[1], 0u);
@@ -114,7 +114,7 @@ TEST(PeerSelect, UnreachableListsEveryComponentAndWhy)
     FakeModules f;
     f.add("self", "self", WEFT_BTL_EXCLUSIVITY_SELF, 100, 0.0, false, "reaches only the calling process");
     f.add("tcp", "tcp/eth0", WEFT_BTL_EXCLUSIVITY_DEFAULT, 20, 10.0, false, "no route to 10.77.0.2");
-    auto c = weft::rt::choose(f.candidates(WEFT_PEER_OTHER_NODE), {});
+    auto c = weft::rt::choose(WEFT_PEER_OTHER_NODE, f.candidates(WEFT_PEER_OTHER_NODE), {});
     EXPECT_FALSE(c.reachable());
     EXPECT_EQ(c.summary(), "none");
     std::string msg = c.unreachable_message(3, "h2");
@@ -128,7 +128,7 @@ TEST(PeerSelect, ModuleWithoutReasonStillGetsOne)
 {
     FakeModules f;
     f.add("tcp", "tcp/eth0", WEFT_BTL_EXCLUSIVITY_DEFAULT, 20, 10.0, false, "");
-    auto c = weft::rt::choose(f.candidates(WEFT_PEER_OTHER_NODE), {});
+    auto c = weft::rt::choose(WEFT_PEER_OTHER_NODE, f.candidates(WEFT_PEER_OTHER_NODE), {});
     EXPECT_FALSE(c.verdicts[0].reason.empty());
 }
 
@@ -137,7 +137,7 @@ TEST(PeerSelect, ModuleThatCannotSendIsNotAsked)
     FakeModules f;
     f.add("tcp", "tcp/eth0", WEFT_BTL_EXCLUSIVITY_DEFAULT, 20, 10.0, true);
     f.module(0).caps.flags = WEFT_BTL_FLAG_PUT;
-    auto c = weft::rt::choose(f.candidates(WEFT_PEER_OTHER_NODE), {});
+    auto c = weft::rt::choose(WEFT_PEER_OTHER_NODE, f.candidates(WEFT_PEER_OTHER_NODE), {});
     EXPECT_FALSE(c.reachable());
     EXPECT_NE(c.verdicts[0].reason.find("cannot send"), std::string::npos);
 }
@@ -147,13 +147,13 @@ TEST(PeerSelect, RequiredComponentThatCannotReachIsAnError)
     FakeModules f;
     f.add("openib", "openib/mlx5_0:1", WEFT_BTL_EXCLUSIVITY_DEFAULT, 50, 2.0, false, "port is down");
     f.add("tcp", "tcp/eth0", WEFT_BTL_EXCLUSIVITY_DEFAULT, 20, 10.0, true);
-    auto c = weft::rt::choose(f.candidates(WEFT_PEER_OTHER_NODE), {"openib"});
+    auto c = weft::rt::choose(WEFT_PEER_OTHER_NODE, f.candidates(WEFT_PEER_OTHER_NODE), {"openib"});
     EXPECT_FALSE(c.reachable());
     EXPECT_NE(c.require_error.find("btl_base_require=openib"), std::string::npos) << c.require_error;
     EXPECT_NE(c.require_error.find("port is down"), std::string::npos);
     EXPECT_NE(c.require_error.find("fall back to tcp/eth0"), std::string::npos);
     // Without the requirement the fallback is silent and fine.
-    EXPECT_TRUE(weft::rt::choose(f.candidates(WEFT_PEER_OTHER_NODE), {}).reachable());
+    EXPECT_TRUE(weft::rt::choose(WEFT_PEER_OTHER_NODE, f.candidates(WEFT_PEER_OTHER_NODE), {}).reachable());
 }
 
 TEST(PeerSelect, RequiredComponentMerelyExcludedIsNoError)
@@ -161,14 +161,14 @@ TEST(PeerSelect, RequiredComponentMerelyExcludedIsNoError)
     FakeModules f;
     f.add("scif", "scif", WEFT_BTL_EXCLUSIVITY_SHM, 10, 0.2, true);
     f.add("tcp", "tcp/eth0", WEFT_BTL_EXCLUSIVITY_DEFAULT, 20, 10.0, true);
-    auto c = weft::rt::choose(f.candidates(WEFT_PEER_SAME_NODE), {"tcp"});
+    auto c = weft::rt::choose(WEFT_PEER_SAME_NODE, f.candidates(WEFT_PEER_SAME_NODE), {"tcp"});
     EXPECT_TRUE(c.reachable());
     EXPECT_TRUE(c.require_error.empty());
 }
 
 TEST(PeerSelect, NoModulesIsUnreachable)
 {
-    auto c = weft::rt::choose({}, {});
+    auto c = weft::rt::choose(WEFT_PEER_OTHER_NODE, {}, {});
     EXPECT_FALSE(c.reachable());
     EXPECT_NE(c.details().find("no btl module"), std::string::npos);
 }
