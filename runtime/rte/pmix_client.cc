@@ -9,9 +9,14 @@
 
 #include <unistd.h>
 
+#include "core/strings.hpp"
+
 namespace weft::rt {
 
 namespace {
+
+// Modex key under which each rank publishes its own node id.
+const std::string kNodeKey = "weft.rte.node";
 
 std::string pmix_error(const char *what, pmix_status_t rc)
 {
@@ -144,6 +149,12 @@ Status PmixClient::init()
     local_rank_ = get_u32(me, PMIX_LOCAL_RANK).value_or(0);
     node_id_ = get_u32(me, PMIX_NODEID).value_or(0);
     node_ids_[rank_] = node_id_;
+    // The ranks sharing this node, as the server knows them: the first
+    // source of "same node" (some servers, such as Open MPI 4's, give no
+    // PMIX_NODEID for ranks on other nodes).
+    for (const auto &r : str::split(get_string(job, PMIX_LOCAL_PEERS), ','))
+        if (!r.empty())
+            node_ids_[static_cast<uint32_t>(std::stoul(r))] = node_id_;
     if (std::string h = get_string(me, PMIX_HOSTNAME); !h.empty())
         hostname_ = h;
     return register_events();
@@ -162,7 +173,10 @@ Status PmixClient::register_events()
                           " (needed to learn of peers that die)");
     event_handler_ = static_cast<size_t>(rc);
     event_registered_ = true;
-    return Status::success();
+    // Published for servers that do not give other nodes' ranks a node id.
+    std::byte node[sizeof node_id_];
+    std::memcpy(node, &node_id_, sizeof node_id_);
+    return put(kNodeKey, node);
 }
 
 void PmixClient::note_terminated(uint32_t rank)
@@ -204,9 +218,18 @@ Result<uint32_t> PmixClient::node_id_of(uint32_t rank)
     if (auto it = node_ids_.find(rank); it != node_ids_.end())
         return it->second;
     auto id = get_u32(proc_of(nspace_, rank), PMIX_NODEID);
+    if (!id) {
+        // Then what the rank itself published (its own PMIX_NODEID) in the modex.
+        auto published = get(rank, kNodeKey);
+        if (published.ok() && published.value().size() == sizeof(uint32_t)) {
+            uint32_t v;
+            std::memcpy(&v, published.value().data(), sizeof v);
+            id = v;
+        }
+    }
     if (!id)
-        return Status(WEFT_ERR_NOT_FOUND, "runtime: the PMIx server gave no node id (PMIX_NODEID) "
-                                          "for rank " + std::to_string(rank));
+        return Status(WEFT_ERR_NOT_FOUND, "runtime: neither the PMIx server (PMIX_NODEID) nor the "
+                                          "modex gives the node of rank " + std::to_string(rank));
     node_ids_[rank] = *id;
     return *id;
 }

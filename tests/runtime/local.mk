@@ -3,5 +3,5 @@
 check_PROGRAMS += tests/runtime/weft_probe
 tests_runtime_weft_probe_SOURCES = tests/runtime/weft_probe.c
 tests_runtime_weft_probe_LDADD = libweft.la
-TESTS += tests/runtime/jobs.sh
-EXTRA_DIST += tests/runtime/jobs.sh
+TESTS += tests/runtime/jobs.sh tests/runtime/netns.sh
+EXTRA_DIST += tests/runtime/jobs.sh tests/runtime/netns.sh

@@ -1,0 +1,73 @@
+#!/bin/sh
+# A two-host job: Open MPI's mpirun launches tests/runtime/weft_probe on the
+# network-namespace hosts h1 and h2 of shared/netns (each its own network
+# and UTS namespace). Checks ranks, node ids, peer classes (same node vs
+# other node, from PMIx, not host names) and the modex across hosts, and
+# that a failure on h2 ends the job.
+#
+# Needs root, `ip netns`, mpirun.openmpi and the netns scripts (found in
+# WEFT_NETNS_DIR, else ../shared/netns beside the source tree); skips with
+# the reason otherwise.
+set -u
+
+builddir=${WEFT_ABS_BUILDDIR:-$(pwd)}
+srcdir_abs=${WEFT_ABS_SRCDIR:-$(pwd)}
+probe=$builddir/tests/runtime/weft_probe
+netns=${WEFT_NETNS_DIR:-$srcdir_abs/../shared/netns}
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ -x "$probe" ] || skip "$probe is not built"
+[ "$(id -u)" = 0 ] || skip "needs root for ip netns"
+command -v ip >/dev/null 2>&1 && ip netns list >/dev/null 2>&1 || skip "ip netns is not available"
+command -v mpirun.openmpi >/dev/null 2>&1 || skip "mpirun.openmpi is not installed"
+[ -x "$netns/setup" ] || skip "no netns scripts in $netns (set WEFT_NETNS_DIR)"
+
+root=$(mktemp -d "${TMPDIR:-/tmp}/weft-netns.XXXXXX") || exit 99
+cleanup() {
+    "$netns/teardown" >/dev/null 2>&1 || NETNS_FORCE=1 "$netns/teardown" >/dev/null 2>&1
+    rm -rf "$root"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+for v in $(env | sed -n 's/^\(WEFT_MCA_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+
+"$netns/setup" >"$root/setup.log" 2>&1 || { cat "$root/setup.log"; skip "netns setup failed"; }
+
+failures=0
+pass() { echo "ok - $1"; }
+fail() { echo "not ok - $1"; failures=$((failures + 1)); }
+has() { if grep -q -- "$3" "$2"; then pass "$1: has '$3'"; else fail "$1: no '$3'"; sed 's/^/#   /' "$2" | head -30; fi; }
+count_is() {
+    n=$(grep -c -- "$3" "$2")
+    if [ "$n" -eq "$4" ]; then pass "$1: '$3' x$4"; else fail "$1: '$3' x$n, expected $4"; sed 's/^/#   /' "$2" | head -30; fi
+}
+
+run() {   # ARGS for the probe; output in $root/out, $root/err, status in $rc
+    "$netns/in-host" h1 timeout -k 5 120 mpirun.openmpi --allow-run-as-root \
+        --hostfile "$netns/hostfile" --mca plm_rsh_agent "$netns/rsh-agent" \
+        -np 4 "$probe" "$@" >"$root/out" 2>"$root/err"
+    rc=$?
+}
+
+run ok
+if [ $rc -eq 0 ]; then pass "two-host job exits 0"; else fail "two-host job exits $rc"; sed 's/^/#   /' "$root/err" | head -30; fi
+count_is two-host "$root/out" "probe: done" 4
+has two-host "$root/out" "probe: rank 0 of 4 local 0/2 node 0 nodes 2 singleton 0 .* host h1"
+has two-host "$root/out" "probe: rank 3 of 4 local 1/2 node 1 nodes 2 singleton 0 .* host h2"
+# Ranks 0,1 on h1 and 2,3 on h2: each rank sees 1 self, 1 same-node, 2 other-node peers.
+count_is two-host "$root/out" "peer [0-9]* class 0 " 4
+count_is two-host "$root/out" "peer [0-9]* class 1 " 4
+count_is two-host "$root/out" "peer [0-9]* class 2 " 8
+count_is two-host "$root/out" "rank 0 peer 2 class 2 node 1 " 1
+count_is two-host "$root/out" "rank 2 peer 0 class 2 node 0 " 1
+if grep "probe: rank [0-9]* peer" "$root/out" | grep -v "cards \([0-9]*\)/\1 " >/dev/null; then
+    fail "two-host: a peer's cards are missing from the modex"
+else
+    pass "two-host: every peer's cards in the modex"
+fi
+
+run exit 5 3
+if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then pass "failure on h2 ends the job ($rc)"; else fail "failure on h2: rc $rc"; fi
+
+if [ $failures -gt 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+echo "all checks passed"
