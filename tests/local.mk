@@ -17,3 +17,4 @@ TESTS += tests/no-gtest.sh
 endif
 EXTRA_DIST += tests/no-gtest.sh tests/golden
 include $(srcdir)/tests/info/local.mk
+include $(srcdir)/tests/bench/local.mk

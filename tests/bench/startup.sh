@@ -1,0 +1,54 @@
+#!/bin/sh
+# Start-up benchmark: wall time of a job that runs init + barrier +
+# finalize, weft (weftrun) beside Open MPI (mpirun) and MPICH (mpiexec) in
+# one hyperfine run per N, so the numbers are comparable. Prints a table of
+# medians and weft / best-peer ratios. Not a test: no thresholds.
+#
+#   tests/bench/startup.sh [N ...]        (default: 2 4 8 16)
+#   RUNS=30 WARMUP=3 tests/bench/startup.sh 2 4
+#
+# Run from the build directory. Peers that are not installed are skipped.
+set -eu
+
+builddir=${WEFT_ABS_BUILDDIR:-$(pwd)}
+here=$(cd "$(dirname "$0")" && pwd)
+runs=${RUNS:-20}
+warmup=${WARMUP:-3}
+nps=${*:-2 4 8 16}
+
+command -v hyperfine >/dev/null 2>&1 || { echo "startup.sh: needs hyperfine (apt-get install hyperfine)" >&2; exit 2; }
+weftrun=$builddir/weftrun
+weftprog=$builddir/tests/bench/weft_startup
+[ -x "$weftrun" ] && [ -x "$weftprog" ] || { echo "startup.sh: build weft first (make)" >&2; exit 2; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/weft-startup.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+for v in $(env | sed -n 's/^\(WEFT_MCA_[A-Za-z0-9_]*\|OMPI_MCA_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+
+ompi="" mpich=""
+if command -v mpicc.openmpi >/dev/null 2>&1 && mpicc.openmpi -O2 -o "$work/mpi_ompi" "$here/mpi_startup.c" 2>/dev/null; then
+    ompi="mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader"
+fi
+if command -v mpicc.mpich >/dev/null 2>&1 && mpicc.mpich -O2 -o "$work/mpi_mpich" "$here/mpi_startup.c" 2>/dev/null; then
+    mpich="mpiexec.mpich"
+fi
+
+printf '%-4s %12s %12s %12s %10s %14s\n' N "weft ms" "ompi ms" "mpich ms" ratio "weft ms/rank"
+for n in $nps; do
+    set -- -n weft "$weftrun -np $n --oversubscribe $weftprog"
+    [ -n "$ompi" ] && set -- "$@" -n ompi "$ompi -np $n $work/mpi_ompi"
+    [ -n "$mpich" ] && set -- "$@" -n mpich "$mpich -np $n $work/mpi_mpich"
+    hyperfine -N --style none --warmup "$warmup" --runs "$runs" --export-json "$work/n$n.json" "$@" >/dev/null 2>&1 ||
+        hyperfine --style none --warmup "$warmup" --runs "$runs" --export-json "$work/n$n.json" "$@" >/dev/null
+    python3 - "$work/n$n.json" "$n" <<'PY'
+import json, sys
+res = {r["command"]: r["median"] * 1000 for r in json.load(open(sys.argv[1]))["results"]}
+n = int(sys.argv[2])
+w = res.get("weft"); o = res.get("ompi"); m = res.get("mpich")
+peers = [v for v in (o, m) if v]
+ratio = w / min(peers) if peers else float("nan")
+f = lambda v: "%.1f" % v if v else "-"
+print("%-4d %12s %12s %12s %10.2f %14.2f" % (n, f(w), f(o), f(m), ratio, w / n))
+PY
+done
+echo "(medians over $runs runs after $warmup warm-up; ratio = weft / best peer, lower is better)"
