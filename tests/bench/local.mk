@@ -5,3 +5,4 @@ noinst_PROGRAMS = tests/bench/weft_startup
 tests_bench_weft_startup_SOURCES = tests/bench/weft_startup.c
 tests_bench_weft_startup_LDADD = libweft.la
 EXTRA_DIST += tests/bench/startup.sh tests/bench/mpi_startup.c
+tests_bench_weft_startup_LDFLAGS = $(AM_LDFLAGS) -no-install
