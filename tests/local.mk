@@ -1,6 +1,11 @@
 # tests/: GoogleTest units (one binary), test component DSOs, golden and
 # integration scripts.
 include $(srcdir)/tests/components/local.mk
+# The btl conformance suite, run against every btl transport of this tree
+# through the real repository (tests/unit/btl_harness.hpp).
+unit_test_sources += tests/unit/btl_harness.hpp tests/unit/btl_harness.cc \
+	tests/unit/btl_conformance_test.cc
+
 
 if WEFT_HAVE_GTEST
 check_PROGRAMS += tests/unit/weft_unit_tests
@@ -16,3 +21,4 @@ TESTS += tests/no-gtest.sh
 endif
 EXTRA_DIST += tests/no-gtest.sh tests/golden
 include $(srcdir)/tests/info/local.mk
+
