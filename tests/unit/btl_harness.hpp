@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <ostream>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,6 +43,8 @@ struct TransportTraits {
     PeerMode mode = PeerMode::loopback;
     std::vector<std::string> env;      // extra NAME=value (WEFT_MCA_*) for this transport
 };
+// For gtest's messages: the component name instead of the struct's bytes.
+inline void PrintTo(const TransportTraits &t, std::ostream *os) { *os << "btl/" << t.component; }
 
 // Bounds of every wait: the first one reached fails the wait. The deadline
 // is a guard against hangs, never a performance threshold.
