@@ -262,36 +262,23 @@ Channel::~Channel()
 
 namespace {
 
-bool write_all(int fd, const void *data, size_t len)
+// Moves len bytes to (events POLLOUT) or from (POLLIN) the socket, waiting
+// at most until deadline in either direction.
+bool transfer_all(int fd, char *p, size_t len, short events, Clock::time_point deadline)
 {
-    const auto *p = static_cast<const char *>(data);
-    while (len > 0) {
-        ssize_t n = ::send(fd, p, len, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        p += n;
-        len -= static_cast<size_t>(n);
-    }
-    return true;
-}
-
-bool read_all(int fd, void *data, size_t len, Clock::time_point deadline)
-{
-    auto *p = static_cast<char *>(data);
     while (len > 0) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0)
             return false;
-        pollfd pfd{fd, POLLIN, 0};
+        pollfd pfd{fd, events, 0};
         int r = poll(&pfd, 1, static_cast<int>(left.count()));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             return false;
-        ssize_t n = ::read(fd, p, len);
-        if (n < 0 && errno == EINTR)
+        ssize_t n = events == POLLOUT ? ::send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT)
+                                      : ::recv(fd, p, len, MSG_DONTWAIT);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (n <= 0)
             return false;
@@ -301,12 +288,18 @@ bool read_all(int fd, void *data, size_t len, Clock::time_point deadline)
     return true;
 }
 
+// Frames are cards and reports; a minute covers any machine that runs the suite.
+constexpr std::chrono::seconds kChannelWriteLimit{60};
+
 } // namespace
 
 bool Channel::send(std::span<const std::byte> bytes)
 {
-    const uint64_t len = bytes.size();
-    return write_all(fd_, &len, sizeof len) && write_all(fd_, bytes.data(), bytes.size());
+    const auto deadline = Clock::now() + kChannelWriteLimit;
+    uint64_t len = bytes.size();
+    auto *data = const_cast<std::byte *>(bytes.data());   // only read: POLLOUT sends
+    return transfer_all(fd_, reinterpret_cast<char *>(&len), sizeof len, POLLOUT, deadline) &&
+           transfer_all(fd_, reinterpret_cast<char *>(data), bytes.size(), POLLOUT, deadline);
 }
 
 bool Channel::send(const std::string &text)
@@ -319,10 +312,11 @@ std::optional<std::vector<std::byte>> Channel::receive(std::chrono::milliseconds
     const auto deadline = Clock::now() + limit;
     uint64_t len = 0;
     // Frames here are cards and reports: anything huge is a broken stream.
-    if (!read_all(fd_, &len, sizeof len, deadline) || len > (uint64_t{1} << 20))
+    if (!transfer_all(fd_, reinterpret_cast<char *>(&len), sizeof len, POLLIN, deadline) ||
+        len > (uint64_t{1} << 20))
         return std::nullopt;
     std::vector<std::byte> bytes(len);
-    if (!read_all(fd_, bytes.data(), bytes.size(), deadline))
+    if (!transfer_all(fd_, reinterpret_cast<char *>(bytes.data()), bytes.size(), POLLIN, deadline))
         return std::nullopt;
     return bytes;
 }
