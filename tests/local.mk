@@ -2,6 +2,10 @@
 # integration scripts.
 include $(srcdir)/tests/components/local.mk
 include $(srcdir)/tests/runtime/local.mk
+# The btl conformance suite, run against every btl transport of this tree
+# through the real repository (tests/unit/btl_harness.hpp).
+unit_test_sources += tests/unit/btl_harness.hpp tests/unit/btl_harness.cc \
+	tests/unit/btl_conformance_test.cc
 
 if WEFT_HAVE_GTEST
 check_PROGRAMS += tests/unit/weft_unit_tests

@@ -1,25 +1,28 @@
 // btl/self: delivers messages a process sends to itself. It is always
-// available and reaches only the calling process; the data path arrives with
-// the runtime's module interface.
+// available and reaches only the calling process. This file holds the
+// component entry points and parameters; the module is btl_self_module.*.
+#include <memory>
+#include <new>
+#include <string>
+
 #include <weft/btl.h>
 #include <weft/component_util.hpp>
 
+#include "btl_self_component.hpp"
+#include "btl_self_module.hpp"
+
 namespace {
+
+using weft::btl_self::SelfConfig;
+using weft::btl_self::SelfModule;
 
 int self_open(const weft_host_t *host);
 int self_query(const weft_host_t *host, weft_query_result_t *result);
-int self_finalize(const weft_host_t *) { return WEFT_SUCCESS; }
-
-int self_init(const weft_host_t *, weft_btl_module **, int, int *num_modules)
-{
-    *num_modules = 0;   // modules arrive with the runtime's btl module interface
-    return WEFT_SUCCESS;
-}
-
-int self_start_connect(weft_btl_module *, const weft_btl_peer *, weft_btl_endpoint **)
-{
-    return WEFT_ERR_NOT_SUPPORTED;
-}
+int self_finalize(const weft_host_t *host);
+int self_init(const weft_host_t *host, weft_btl_module **modules, int max_modules,
+              int *num_modules);
+int self_start_connect(weft_btl_module *module, const weft_btl_peer *peer,
+                       weft_btl_endpoint **endpoint);
 
 } // namespace
 
@@ -32,15 +35,35 @@ extern "C" WEFT_EXPORT const weft_btl_component_t weft_btl_self_component = {
 
 namespace {
 
+const weft_component_t *self() { return &weft_btl_self_component.base; }
+
+// The one module of this process. The component entry points carry no
+// context, so the component keeps it here; init() and finalize() are its
+// only writers.
+std::unique_ptr<SelfModule> &the_module()
+{
+    static std::unique_ptr<SelfModule> module;
+    return module;
+}
+
 const weft::cutil::ParamSpec kParams[] = {
     {"priority", WEFT_PARAM_INT, "100", WEFT_LEVEL_TUNER_DETAIL,
      "Selection priority of btl/self among transports that reach the same peer (higher wins; "
      "self only ever reaches the calling process)."},
+    {"eager_limit", WEFT_PARAM_SIZE, "64k", WEFT_LEVEL_TUNER_BASIC,
+     "Largest message to self the runtime sends eagerly; larger ones go by get() from "
+     "registered memory, which copies once instead of twice."},
+    {"max_send", WEFT_PARAM_SIZE, "1G", WEFT_LEVEL_TUNER_DETAIL,
+     "Largest payload of one send() to self (at least 256 bytes); the runtime splits larger "
+     "messages."},
+    {"max_queued", WEFT_PARAM_INT, "4096", WEFT_LEVEL_TUNER_DETAIL,
+     "Messages and completions to self that may wait for progress before send(), sendi(), "
+     "put() and get() answer WEFT_ERR_AGAIN (at least 1)."},
 };
 
 int self_open(const weft_host_t *host)
 {
-    return weft::cutil::register_params(host, &weft_btl_self_component.base, kParams);
+    return weft::cutil::register_params(host, self(), kParams);
 }
 
 int self_query(const weft_host_t *host, weft_query_result_t *result)
@@ -53,4 +76,96 @@ int self_query(const weft_host_t *host, weft_query_result_t *result)
     return WEFT_SUCCESS;
 }
 
+// Reports a limit below its minimum through the help catalog.
+int refuse_limit(const weft_host_t *host, const char *name, uint64_t value, const char *minimum)
+{
+    const std::string text = std::to_string(value);
+    const char *args[] = {"name", name, "value", text.c_str(), "minimum", minimum, nullptr};
+    host->show_help(self(), "limit-too-small", args);
+    return WEFT_ERR_BAD_VALUE;
+}
+
+int read_config(const weft_host_t *host, SelfConfig *config)
+{
+    int64_t priority = config->priority, max_queued = static_cast<int64_t>(config->max_queued);
+    uint64_t eager = config->eager_limit, max_send = config->max_send;
+    host->param_get_int("btl_self_priority", &priority);
+    host->param_get_size("btl_self_eager_limit", &eager);
+    host->param_get_size("btl_self_max_send", &max_send);
+    host->param_get_int("btl_self_max_queued", &max_queued);
+    if (max_send < weft::btl_self::kInlineBytes)
+        return refuse_limit(host, "btl_self_max_send", max_send, "256");
+    if (max_queued < 1)
+        return refuse_limit(host, "btl_self_max_queued", static_cast<uint64_t>(max_queued), "1");
+    config->priority = static_cast<int>(priority);
+    config->eager_limit = static_cast<size_t>(eager);
+    config->max_send = static_cast<size_t>(max_send);
+    config->max_queued = static_cast<size_t>(max_queued);
+    return WEFT_SUCCESS;
+}
+
+int self_init(const weft_host_t *host, weft_btl_module **modules, int max_modules,
+              int *num_modules)
+{
+    if (!num_modules)
+        return WEFT_ERR_BAD_PARAM;
+    *num_modules = 0;
+    if (!modules || max_modules < 1)
+        return WEFT_ERR_BAD_PARAM;
+    if (the_module()) {
+        host->log(self(), WEFT_LOG_ERROR,
+                  "init called twice without finalize; finalize the first module first");
+        return WEFT_ERR_EXISTS;
+    }
+    SelfConfig config;
+    if (int rc = read_config(host, &config); rc != WEFT_SUCCESS)
+        return rc;
+    the_module().reset(new (std::nothrow) SelfModule(host, &weft_btl_self_component, config));
+    if (!the_module())
+        return WEFT_ERR_NO_MEMORY;
+    modules[0] = the_module()->c_module();
+    *num_modules = 1;
+    return WEFT_SUCCESS;
+}
+
+int self_start_connect(weft_btl_module *module, const weft_btl_peer *peer,
+                       weft_btl_endpoint **endpoint)
+{
+    if (!endpoint)
+        return WEFT_ERR_BAD_PARAM;
+    *endpoint = nullptr;
+    SelfModule *m = SelfModule::from(module);
+    if (!m)
+        return WEFT_ERR_BAD_PARAM;
+    try {
+        return m->connect(peer, endpoint);
+    } catch (...) {
+        return WEFT_ERR_NO_MEMORY;
+    }
+}
+
+int self_finalize(const weft_host_t *)
+{
+    // Safe after a failed init and after the module op finalize.
+    the_module().reset();
+    return WEFT_SUCCESS;
+}
+
 } // namespace
+
+namespace weft::btl_self {
+
+int release_module(weft_btl_module_t *m)
+{
+    std::unique_ptr<SelfModule> &owned = the_module();
+    if (!owned || SelfModule::from(m) != owned.get())
+        return WEFT_ERR_BAD_PARAM;
+    // Freeing the module under an upcall would pull the queue out from
+    // under the progress() that is delivering it.
+    if (owned->in_progress())
+        return WEFT_ERR_BAD_PARAM;
+    owned.reset();
+    return WEFT_SUCCESS;
+}
+
+} // namespace weft::btl_self

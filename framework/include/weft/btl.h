@@ -152,11 +152,16 @@ typedef struct weft_btl_module_ops {
                const void *rkey, size_t rkey_len, weft_btl_rdma_cb_t cb, void *cb_ctx);
     int (*mem_register)(struct weft_btl_module *m, void *addr, size_t len, weft_btl_reg_t *reg);
     int (*mem_deregister)(struct weft_btl_module *m, weft_btl_reg_t *reg);
-    /* Makes progress; returns the number of events handled (>= 0) or an error. */
+    /* Makes progress; returns the number of events handled (>= 0) or an error.
+     * Called from inside an upcall it delivers nothing and returns 0, so an
+     * upcall is never re-entered (the conformance suite checks this). */
     int (*progress)(struct weft_btl_module *m);
     /* A descriptor that becomes readable when progress() has work, or -1. */
     int (*wait_fd)(struct weft_btl_module *m);
-    /* Orderly close of one endpoint; the module frees it after the CLOSED upcall. */
+    /* Orderly close of one endpoint; the module frees it after the CLOSED upcall.
+     * Operations already accepted are delivered before CLOSED; from the
+     * return of disconnect() on, send/sendi/put/get/disconnect on the
+     * endpoint fail with an error (never WEFT_ERR_AGAIN). */
     int (*disconnect)(struct weft_btl_endpoint *ep);
     /* Releases the module and all its endpoints. */
     int (*finalize)(struct weft_btl_module *m);

@@ -1,0 +1,683 @@
+// The btl conformance suite: what every btl transport must do, run against
+// each transport in kTransports through the real framework repository. See
+// btl_harness.hpp for how a transport is added, including the two-process
+// mode for transports that need a peer process.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "btl_harness.hpp"
+
+using namespace weft::test::btl;
+
+namespace {
+
+// Every btl transport the suite runs against. A transport not built here,
+// or whose query() says it cannot run on this machine, is skipped with the
+// reason. Next: {"tcp", PeerMode::other_process}, {"scif", ...}, {"openib", ...}
+// once their modules exist.
+const std::vector<TransportTraits> kTransports = {
+    {"self", PeerMode::loopback, {}},
+};
+
+std::span<const std::byte> bytes_of(const std::string &s)
+{
+    return std::as_bytes(std::span(s.data(), s.size()));
+}
+
+// The rkey of a registration, as the peer would pass it.
+struct Rkey {
+    const void *data;
+    size_t len;
+};
+
+class BtlConformance : public ::testing::TestWithParam<TransportTraits> {
+protected:
+    void SetUp() override
+    {
+        auto loaded = h_.load(GetParam());
+        if (loaded.skip)
+            GTEST_SKIP() << loaded.message;
+        ASSERT_TRUE(loaded.ok) << loaded.message;
+    }
+
+    void TearDown() override
+    {
+        // Upcalls are never re-entered, whatever a test did from a handler.
+        EXPECT_LE(h_.max_upcall_depth, 1);
+    }
+
+    // Modules up. Fatal on failure: call through ASSERT_NO_FATAL_FAILURE.
+    void init()
+    {
+        std::string err = h_.init_modules();
+        ASSERT_TRUE(err.empty()) << err;
+        m_ = h_.module();
+        ops_ = &h_.ops();
+    }
+
+    // Modules up and an endpoint that carries the data-path tests: for a
+    // loopback transport, an endpoint to this process.
+    void start()
+    {
+        if (GetParam().mode != PeerMode::loopback)
+            GTEST_SKIP() << "data-path tests of transports that need a peer process run through "
+                            "run_two_process; their mirrors are not written yet";
+        ASSERT_NO_FATAL_FAILURE(init());
+        my_card_ = h_.card();
+        std::string err = h_.connect(self_peer(), &ep_);
+        ASSERT_TRUE(err.empty()) << err;
+    }
+
+    weft_btl_peer_t self_peer() { return BtlHarness::peer(kMyRank, WEFT_PEER_SELF, my_card_); }
+
+    int send(weft_btl_endpoint_t *ep, uint8_t am_id, std::span<const std::byte> data)
+    {
+        iovec iov{const_cast<std::byte *>(data.data()), data.size()};
+        return h_.retry_on_again([&] { return ops_->send(ep, am_id, &iov, 1); });
+    }
+    // sendi with the first bytes as the header and the rest as the payload.
+    int sendi(weft_btl_endpoint_t *ep, uint8_t am_id, std::span<const std::byte> data)
+    {
+        size_t hdr = std::min<size_t>(data.size(), 8);
+        return h_.retry_on_again([&] {
+            return ops_->sendi(ep, am_id, data.data(), hdr, data.data() + hdr, data.size() - hdr);
+        });
+    }
+    bool wait_deliveries(size_t n)
+    {
+        return h_.progress_until([&] { return h_.deliveries.size() >= n; });
+    }
+
+    BtlHarness h_;
+    weft_btl_module_t *m_ = nullptr;
+    const weft_btl_module_ops_t *ops_ = nullptr;
+    weft_btl_endpoint_t *ep_ = nullptr;
+    std::vector<std::byte> my_card_;
+};
+
+// An error, and not the retryable kind.
+#define EXPECT_HARD_ERROR(expr)                                                    \
+    do {                                                                           \
+        int rc_ = (expr);                                                          \
+        EXPECT_LT(rc_, 0) << #expr;                                                \
+        EXPECT_NE(rc_, WEFT_ERR_AGAIN) << #expr << " must fail, not ask to retry"; \
+    } while (0)
+
+} // namespace
+
+TEST_P(BtlConformance, ModulesPublishCapsAndCard)
+{
+    ASSERT_NO_FATAL_FAILURE(init());
+    for (weft_btl_module_t *m : h_.modules()) {
+        EXPECT_GE(m->size, sizeof(weft_btl_module_t));
+        EXPECT_EQ(m->component, h_.component());
+        EXPECT_GE(m->ops->size, sizeof(weft_btl_module_ops_t));
+        EXPECT_NE(m->name[0], '\0');
+        EXPECT_EQ(m->caps.size, sizeof(weft_btl_caps_t));
+        EXPECT_TRUE(m->caps.flags & WEFT_BTL_FLAG_SEND);
+        EXPECT_GT(m->caps.max_send, 0u);
+        EXPECT_GT(m->caps.latency_us, 0.0);
+        EXPECT_GT(m->caps.bandwidth_mbs, 0.0);
+        EXPECT_LE(m->caps.eager_limit, m->caps.max_send);
+        if (m->caps.flags & WEFT_BTL_FLAG_INLINE) {
+            EXPECT_NE(m->ops->sendi, nullptr);
+            EXPECT_GT(m->caps.inline_max, 0u);
+        }
+        if (m->caps.flags & (WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET)) {
+            EXPECT_NE(m->ops->mem_register, nullptr);
+        }
+        if (!(m->caps.flags & WEFT_BTL_FLAG_FD) && m->ops->wait_fd) {
+            EXPECT_EQ(m->ops->wait_fd(m), -1);
+        }
+    }
+    if (GetParam().mode == PeerMode::loopback) {
+        EXPECT_EQ(m_->caps.exclusivity, WEFT_BTL_EXCLUSIVITY_SELF);
+    }
+
+    // The card: a too-small buffer says TRUNCATED and how much is needed.
+    size_t len = 0;
+    int rc = ops_->card(m_, nullptr, &len);
+    if (rc == WEFT_ERR_TRUNCATED) {
+        EXPECT_GT(len, 0u);
+        std::vector<std::byte> buf(len);
+        size_t got = buf.size();
+        EXPECT_EQ(ops_->card(m_, buf.data(), &got), WEFT_SUCCESS);
+        EXPECT_EQ(got, len);
+    } else {
+        EXPECT_EQ(rc, WEFT_SUCCESS);
+        EXPECT_EQ(len, 0u);
+    }
+}
+
+TEST_P(BtlConformance, ConnectIsReportedFromProgressOnly)
+{
+    if (GetParam().mode != PeerMode::loopback)
+        GTEST_SKIP() << "connect of peer-process transports: OtherProcess covers it";
+    ASSERT_NO_FATAL_FAILURE(init());
+    my_card_ = h_.card();
+    weft_btl_peer_t me = self_peer();
+    weft_btl_endpoint_t *ep = nullptr;
+    ASSERT_EQ(h_.component()->start_connect(m_, &me, &ep), WEFT_SUCCESS);
+    ASSERT_NE(ep, nullptr);
+    EXPECT_TRUE(h_.states.empty()) << "an upcall ran inside start_connect()";
+    EXPECT_EQ(ep->module, m_);
+    EXPECT_EQ(ep->peer_rank, kMyRank);
+    ASSERT_TRUE(h_.progress_until([&] { return !h_.states.empty(); })) << h_.failure();
+    EXPECT_EQ(h_.count_states(ep, WEFT_BTL_EP_CONNECTED), 1u);
+    EXPECT_EQ(ep->state, WEFT_BTL_EP_CONNECTED);
+    // Nothing more to report.
+    for (int i = 0; i < 10; ++i)
+        h_.progress_once();
+    EXPECT_EQ(h_.states.size(), 1u);
+}
+
+TEST_P(BtlConformance, SmallMessagesBySendiAndSend)
+{
+    ASSERT_NO_FATAL_FAILURE(start());
+    const size_t inline_max = m_->caps.inline_max;
+    std::vector<size_t> sizes = {0, 1, 8};
+    if (inline_max > 8)
+        sizes.push_back(inline_max);
+    std::vector<std::vector<std::byte>> sent;
+    for (size_t n : sizes) {
+        sent.push_back(pattern(n, static_cast<uint32_t>(n + 1)));
+        if (ops_->sendi && (m_->caps.flags & WEFT_BTL_FLAG_INLINE) && n <= inline_max)
+            ASSERT_EQ(sendi(ep_, 17, sent.back()), WEFT_SUCCESS) << n << " bytes by sendi";
+        else
+            ASSERT_EQ(send(ep_, 17, sent.back()), WEFT_SUCCESS) << n << " bytes by send";
+        sent.push_back(pattern(n, static_cast<uint32_t>(n + 100)));
+        ASSERT_EQ(send(ep_, 18, sent.back()), WEFT_SUCCESS) << n << " bytes by send";
+    }
+    EXPECT_TRUE(h_.deliveries.empty()) << "an upcall ran inside send()/sendi()";
+    ASSERT_TRUE(wait_deliveries(sent.size())) << h_.failure();
+    ASSERT_EQ(h_.deliveries.size(), sent.size());
+    for (size_t i = 0; i < sent.size(); ++i) {
+        EXPECT_EQ(h_.deliveries[i].ep, ep_);
+        EXPECT_EQ(h_.deliveries[i].am_id, i % 2 ? 18 : 17);
+        EXPECT_EQ(h_.deliveries[i].data, sent[i]) << "message " << i;
+    }
+}
+
+TEST_P(BtlConformance, LargeMessagesKeepTheirContent)
+{
+    ASSERT_NO_FATAL_FAILURE(start());
+    struct Sent { size_t len; uint64_t sum; };
+    std::vector<Sent> sent;
+    for (size_t n : {size_t{64} << 10, size_t{1} << 20, size_t{4} << 20}) {
+        if (n > m_->caps.max_send)
+            continue;
+        auto data = pattern(n, static_cast<uint32_t>(n));
+        sent.push_back({n, checksum(data)});
+        ASSERT_EQ(send(ep_, 40, data), WEFT_SUCCESS) << n << " bytes";
+        // Copy semantics: the buffer may change as soon as send() returns.
+        std::fill(data.begin(), data.end(), std::byte{0xee});
+    }
+    ASSERT_TRUE(wait_deliveries(sent.size())) << h_.failure();
+    for (size_t i = 0; i < sent.size(); ++i) {
+        EXPECT_EQ(h_.deliveries[i].data.size(), sent[i].len);
+        EXPECT_EQ(checksum(h_.deliveries[i].data), sent[i].sum) << sent[i].len << " bytes";
+    }
+}
+
+TEST_P(BtlConformance, MaxSendIsEnforcedBeforeAnyCopy)
+{
+    ASSERT_NO_FATAL_FAILURE(start());
+    const size_t max_send = m_->caps.max_send;
+    // Exactly max_send goes through when it is small enough to test here.
+    if (max_send <= (size_t{16} << 20)) {
+        auto data = pattern(max_send, 7);
+        ASSERT_EQ(send(ep_, 41, data), WEFT_SUCCESS);
+        ASSERT_TRUE(wait_deliveries(1)) << h_.failure();
+        EXPECT_EQ(checksum(h_.deliveries[0].data), checksum(data));
+    }
+    // One byte more is refused, built from pieces that all point at one
+    // real buffer, so a module that copied before checking would still
+    // read only valid memory, and the refusal is what is tested.
+    const size_t piece = size_t{1} << 20;
+    if (max_send == SIZE_MAX || max_send / piece > 4096)
+        GTEST_SKIP() << "max_send " << max_send << " is too large to exceed here";
+    std::vector<std::byte> buf(piece);
+    std::vector<iovec> iov(max_send / piece + 1, iovec{buf.data(), piece});
+    EXPECT_HARD_ERROR(ops_->send(ep_, 41, iov.data(), static_cast<int>(iov.size())));
+    const size_t before = h_.deliveries.size();
+    for (int i = 0; i < 10; ++i)
+        h_.progress_once();
+    EXPECT_EQ(h_.deliveries.size(), before) << "a refused send was delivered";
+}
+
+TEST_P(BtlConformance, IovecPiecesArriveConcatenated)
+{
+    ASSERT_NO_FATAL_FAILURE(start());
+    std::vector<std::vector<std::byte>> pieces;
+    std::vector<std::byte> whole;
+    std::vector<iovec> iov;
+    for (size_t n : {3, 0, 100, 1, 4000, 0, 77, 70000}) {
+        pieces.push_back(pattern(n, static_cast<uint32_t>(n + 3)));
+        whole.insert(whole.end(), pieces.back().begin(), pieces.back().end());
+    }
+    for (auto &p : pieces)
+        iov.push_back({p.data(), p.size()});
+    ASSERT_EQ(h_.retry_on_again(
+                  [&] { return ops_->send(ep_, 9, iov.data(), static_cast<int>(iov.size())); }),
+              WEFT_SUCCESS);
+    // No pieces at all: an empty message.
+    ASSERT_EQ(h_.retry_on_again([&] { return ops_->send(ep_, 10, nullptr, 0); }), WEFT_SUCCESS);
+    ASSERT_TRUE(wait_deliveries(2)) << h_.failure();
+    EXPECT_EQ(h_.deliveries[0].data, whole);
+    EXPECT_EQ(h_.deliveries[1].am_id, 10);
+    EXPECT_TRUE(h_.deliveries[1].data.empty());
+}
+
+TEST_P(BtlConformance, TenThousandMessagesArriveInOrder)
+{
+    ASSERT_NO_FATAL_FAILURE(start());
+    constexpr uint32_t kCount = 10'000;
+    const bool has_sendi = ops_->sendi && (m_->caps.flags & WEFT_BTL_FLAG_INLINE) &&
+                           m_->caps.inline_max >= sizeof(uint32_t);
+    for (uint32_t seq = 0; seq < kCount; ++seq) {
+        auto bytes = std::as_bytes(std::span(&seq, 1));
+        int rc = (has_sendi && seq % 2) ? sendi(ep_, 5, bytes) : send(ep_, 5, bytes);
+        ASSERT_EQ(rc, WEFT_SUCCESS) << "message " << seq << ": " << h_.failure();
+    }
+    ASSERT_TRUE(wait_deliveries(kCount)) << h_.failure();
+    ASSERT_EQ(h_.deliveries.size(), kCount);
+    for (uint32_t i = 0; i < kCount; ++i) {
+        uint32_t seq = 0;
+        ASSERT_EQ(h_.deliveries[i].data.size(), sizeof seq);
+        std::memcpy(&seq, h_.deliveries[i].data.data(), sizeof seq);
+        ASSERT_EQ(seq, i) << "out of order";
+    }
+}
+
+TEST_P(BtlConformance, ManyPeersReachableOrRefusedWithReasons)
+{
+    ASSERT_NO_FATAL_FAILURE(init());
+    my_card_ = h_.card();
+    const std::string name = GetParam().component;
+    constexpr uint32_t kPeers = 16;
+    for (uint32_t rank = 1; rank < kPeers; ++rank) {
+        // Made-up peers with no card: nobody can reach them, and each
+        // refusal says which component refused and why.
+        auto peer = BtlHarness::peer(rank, rank % 2 ? WEFT_PEER_SAME_NODE : WEFT_PEER_OTHER_NODE);
+        char why[WEFT_REASON_MAX] = {};
+        if (ops_->reachable(m_, &peer, why, sizeof why) == 0) {
+            EXPECT_NE(why[0], '\0') << "rank " << rank << " refused without a reason";
+            EXPECT_NE(std::string(why).find(name), std::string::npos) << why;
+            weft_btl_endpoint_t stale{};   // start_connect must clear *endpoint on refusal
+            weft_btl_endpoint_t *ep = &stale;
+            EXPECT_EQ(h_.component()->start_connect(m_, &peer, &ep), WEFT_ERR_UNREACHABLE);
+            EXPECT_EQ(ep, nullptr);
+        }
+    }
+    if (GetParam().mode == PeerMode::loopback) {
+        auto me = self_peer();
+        char why[WEFT_REASON_MAX] = {};
+        EXPECT_EQ(ops_->reachable(m_, &me, why, sizeof why), 1);
+        weft_btl_endpoint_t *ep = nullptr;
+        EXPECT_EQ(h_.connect(me, &ep), "");
+        // Only the one endpoint ever connected.
+        EXPECT_EQ(h_.states.size(), 1u);
+    }
+    // Truncation of a reason is safe.
+    auto far = BtlHarness::peer(99, WEFT_PEER_OTHER_NODE);
+    char tiny[8];
+    std::memset(tiny, 'x', sizeof tiny);
+    if (ops_->reachable(m_, &far, tiny, sizeof tiny) == 0) {
+        EXPECT_NE(std::memchr(tiny, '\0', sizeof tiny), nullptr);
+    }
+}
+
+TEST_P(BtlConformance, EndpointsAndActiveMessageIdsRouteApart)
+{
+    ASSERT_NO_FATAL_FAILURE(start());
+    std::vector<weft_btl_endpoint_t *> eps = {ep_};
+    for (int i = 0; i < 3; ++i) {
+        weft_btl_endpoint_t *ep = nullptr;
+        std::string err = h_.connect(self_peer(), &ep);
+        ASSERT_TRUE(err.empty()) << err;
+        eps.push_back(ep);
+    }
+    struct Sent { weft_btl_endpoint_t *ep; uint8_t am; };
+    std::vector<Sent> sent;
+    for (int am : {0, 255, 1, 128, 254}) {
+        for (auto *ep : eps) {
+            uint8_t tag[2] = {static_cast<uint8_t>(am), static_cast<uint8_t>(sent.size())};
+            ASSERT_EQ(send(ep, static_cast<uint8_t>(am), std::as_bytes(std::span(tag))), WEFT_SUCCESS);
+            sent.push_back({ep, static_cast<uint8_t>(am)});
+        }
+    }
+    ASSERT_TRUE(wait_deliveries(sent.size())) << h_.failure();
+    for (size_t i = 0; i < sent.size(); ++i) {
+        EXPECT_EQ(h_.deliveries[i].ep, sent[i].ep) << "message " << i;
+        EXPECT_EQ(h_.deliveries[i].am_id, sent[i].am) << "message " << i;
+        EXPECT_EQ(static_cast<uint8_t>(h_.deliveries[i].data.at(1)), i);
+    }
+}
+
+TEST_P(BtlConformance, AgainIsRetriableAfterProgress)
+{
+    ASSERT_NO_FATAL_FAILURE(start());
+    // Send without progress until the module pushes back (or a bound).
+    constexpr uint32_t kBound = 100'000;
+    uint32_t queued = 0;
+    int rc = WEFT_SUCCESS;
+    for (; queued < kBound; ++queued) {
+        iovec iov{&queued, sizeof queued};
+        rc = ops_->send(ep_, 3, &iov, 1);
+        if (rc != WEFT_SUCCESS)
+            break;
+    }
+    if (rc != WEFT_SUCCESS) {
+        ASSERT_EQ(rc, WEFT_ERR_AGAIN) << "a full module must answer AGAIN, not fail";
+        EXPECT_TRUE(h_.deliveries.empty());
+        // Progress frees room; the same message then goes through.
+        ASSERT_GT(h_.progress_once(), 0);
+        iovec iov{&queued, sizeof queued};
+        ASSERT_EQ(h_.retry_on_again([&] { return ops_->send(ep_, 3, &iov, 1); }), WEFT_SUCCESS);
+        ++queued;
+    } else {
+        RecordProperty("again", "never answered AGAIN within the bound");
+    }
+    ASSERT_TRUE(wait_deliveries(queued)) << h_.failure();
+    ASSERT_EQ(h_.deliveries.size(), queued);
+    for (uint32_t i = 0; i < queued; ++i) {
+        uint32_t seq = 0;
+        std::memcpy(&seq, h_.deliveries[i].data.data(), sizeof seq);
+        ASSERT_EQ(seq, i);
+    }
+}
+
+namespace {
+
+struct Completion {
+    int calls = 0;
+    int status = 1;
+    weft_btl_endpoint_t *ep = nullptr;
+};
+
+void count_completion(weft_btl_endpoint_t *ep, void *ctx, int status)
+{
+    auto *c = static_cast<Completion *>(ctx);
+    ++c->calls;
+    c->status = status;
+    c->ep = ep;
+}
+
+} // namespace
+
+TEST_P(BtlConformance, PutAndGetStayInsideRegisteredMemory)
+{
+    ASSERT_NO_FATAL_FAILURE(start());
+    const uint32_t need = WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET;
+    if ((m_->caps.flags & need) != need)
+        GTEST_SKIP() << "btl/" << GetParam().component << " has no put/get";
+    // Heap memory, exactly the registered size: ASan reports any overread.
+    std::vector<std::byte> target(4096, std::byte{0});
+    weft_btl_reg_t reg{};
+    reg.size = sizeof reg;
+    ASSERT_EQ(ops_->mem_register(m_, target.data(), target.size(), &reg), WEFT_SUCCESS);
+    ASSERT_GT(reg.rkey_len, 0u);
+    const uint64_t base = reinterpret_cast<uintptr_t>(target.data());
+
+    auto source = pattern(100, 11);
+    Completion put_done, get_done;
+    ASSERT_EQ(h_.retry_on_again([&] {
+                  return ops_->put(ep_, source.data(), source.size(), base + 10, reg.rkey,
+                                   reg.rkey_len, count_completion, &put_done);
+              }),
+              WEFT_SUCCESS);
+    EXPECT_EQ(put_done.calls, 0) << "completion ran inside put()";
+    std::vector<std::byte> back(100);
+    ASSERT_EQ(h_.retry_on_again([&] {
+                  return ops_->get(ep_, back.data(), back.size(), base + 10, reg.rkey,
+                                   reg.rkey_len, count_completion, &get_done);
+              }),
+              WEFT_SUCCESS);
+    ASSERT_TRUE(h_.progress_until([&] { return put_done.calls && get_done.calls; }))
+        << h_.failure();
+    for (int i = 0; i < 10; ++i)
+        h_.progress_once();
+    EXPECT_EQ(put_done.calls, 1);
+    EXPECT_EQ(get_done.calls, 1);
+    EXPECT_EQ(put_done.status, WEFT_SUCCESS);
+    EXPECT_EQ(put_done.ep, ep_);
+    EXPECT_EQ(back, source);
+    EXPECT_TRUE(std::equal(source.begin(), source.end(), target.begin() + 10));
+
+    // The last byte and an empty range at the end are inside.
+    std::byte one{0x5a};
+    EXPECT_EQ(ops_->put(ep_, &one, 1, base + 4095, reg.rkey, reg.rkey_len, nullptr, nullptr),
+              WEFT_SUCCESS);
+    EXPECT_EQ(ops_->get(ep_, &one, 0, base + 4096, reg.rkey, reg.rkey_len, nullptr, nullptr),
+              WEFT_SUCCESS);
+
+    // Out of range, overflowing, or with a broken key: refused, no callback.
+    Completion never;
+    std::vector<std::byte> big(8192);
+    auto refused_get = [&](uint64_t addr, size_t len, const void *rkey, size_t rkey_len) {
+        return ops_->get(ep_, big.data(), len, addr, rkey, rkey_len, count_completion, &never);
+    };
+    auto refused_put = [&](uint64_t addr, size_t len, const void *rkey, size_t rkey_len) {
+        return ops_->put(ep_, big.data(), len, addr, rkey, rkey_len, count_completion, &never);
+    };
+    EXPECT_HARD_ERROR(refused_get(base + 4000, 200, reg.rkey, reg.rkey_len));
+    EXPECT_HARD_ERROR(refused_put(base + 4000, 200, reg.rkey, reg.rkey_len));
+    EXPECT_HARD_ERROR(refused_get(base, 4097, reg.rkey, reg.rkey_len));
+    EXPECT_HARD_ERROR(refused_get(base - 1, 2, reg.rkey, reg.rkey_len));
+    EXPECT_HARD_ERROR(refused_get(base + 4097, 0, reg.rkey, reg.rkey_len));
+    EXPECT_HARD_ERROR(refused_get(UINT64_MAX - 8, 100, reg.rkey, reg.rkey_len));
+    EXPECT_HARD_ERROR(refused_get(base + 16, SIZE_MAX - 8, reg.rkey, reg.rkey_len));
+    EXPECT_HARD_ERROR(refused_get(base, 16, reg.rkey, reg.rkey_len - 1));
+    EXPECT_HARD_ERROR(refused_get(base, 16, nullptr, 0));
+    weft_btl_reg_t forged = reg;
+    for (size_t i = 0; i < forged.rkey_len; ++i)
+        forged.rkey[i] ^= 0xa5;
+    EXPECT_HARD_ERROR(refused_put(base, 16, forged.rkey, forged.rkey_len));
+
+    // After deregistration the key no longer reaches anything.
+    ASSERT_EQ(ops_->mem_deregister(m_, &reg), WEFT_SUCCESS);
+    EXPECT_HARD_ERROR(refused_put(base, 16, reg.rkey, reg.rkey_len));
+    EXPECT_HARD_ERROR(ops_->mem_deregister(m_, &reg));
+    for (int i = 0; i < 10; ++i)
+        h_.progress_once();
+    EXPECT_EQ(never.calls, 0) << "a refused put/get completed";
+}
+
+TEST_P(BtlConformance, DisconnectClosesAndLaterSendsFail)
+{
+    ASSERT_NO_FATAL_FAILURE(start());
+    const std::string before = "sent before disconnect";
+    ASSERT_EQ(send(ep_, 1, bytes_of(before)), WEFT_SUCCESS);
+    ASSERT_EQ(ops_->disconnect(ep_), WEFT_SUCCESS);
+    // Once disconnect() returned, the endpoint takes nothing new.
+    const std::string after = "after";
+    iovec iov{const_cast<char *>(after.data()), after.size()};
+    EXPECT_HARD_ERROR(ops_->send(ep_, 1, &iov, 1));
+    if (ops_->sendi)
+        EXPECT_HARD_ERROR(ops_->sendi(ep_, 1, after.data(), after.size(), nullptr, 0));
+    EXPECT_HARD_ERROR(ops_->disconnect(ep_));
+    weft_btl_endpoint_t *closed = ep_;
+    ASSERT_TRUE(h_.progress_until([&] { return h_.count_states(closed, WEFT_BTL_EP_CLOSED) > 0; }))
+        << h_.failure();
+    ASSERT_EQ(h_.deliveries.size(), 1u);
+    EXPECT_EQ(h_.deliveries[0].data, std::vector<std::byte>(bytes_of(before).begin(),
+                                                             bytes_of(before).end()));
+    EXPECT_EQ(h_.count_states(closed, WEFT_BTL_EP_CLOSED), 1u);
+    EXPECT_EQ(h_.states.back().state, WEFT_BTL_EP_CLOSED);
+    // The module freed the endpoint after the CLOSED upcall: the harness
+    // drops its pointer, and progress has nothing more to say about it.
+    ep_ = nullptr;
+    for (int i = 0; i < 10; ++i)
+        h_.progress_once();
+    EXPECT_EQ(h_.count_states(closed, WEFT_BTL_EP_CLOSED), 1u);
+}
+
+TEST_P(BtlConformance, MisuseIsAnErrorCodeNotACrash)
+{
+    ASSERT_NO_FATAL_FAILURE(start());
+    std::byte data[16] = {};
+    iovec iov{data, sizeof data};
+    EXPECT_HARD_ERROR(ops_->send(nullptr, 0, &iov, 1));
+    EXPECT_HARD_ERROR(ops_->send(ep_, 0, &iov, -1));
+    EXPECT_HARD_ERROR(ops_->send(ep_, 0, nullptr, 1));
+    iovec null_piece{nullptr, 8};
+    EXPECT_HARD_ERROR(ops_->send(ep_, 0, &null_piece, 1));
+    if (ops_->sendi) {
+        EXPECT_HARD_ERROR(ops_->sendi(nullptr, 0, data, 1, nullptr, 0));
+        EXPECT_HARD_ERROR(ops_->sendi(ep_, 0, nullptr, 4, nullptr, 0));
+        EXPECT_HARD_ERROR(ops_->sendi(ep_, 0, data, 1, nullptr, 4));
+        std::vector<std::byte> over(m_->caps.inline_max + 1);
+        EXPECT_HARD_ERROR(ops_->sendi(ep_, 0, over.data(), over.size(), nullptr, 0));
+        EXPECT_HARD_ERROR(ops_->sendi(ep_, 0, over.data(), 1, over.data(), over.size() - 1));
+    }
+    EXPECT_HARD_ERROR(ops_->disconnect(nullptr));
+    if (ops_->put)
+        EXPECT_HARD_ERROR(ops_->put(nullptr, data, 1, 0, data, 1, nullptr, nullptr));
+    if (ops_->mem_register) {
+        EXPECT_HARD_ERROR(ops_->mem_register(m_, data, sizeof data, nullptr));
+        weft_btl_reg_t never{};
+        never.size = sizeof never;
+        EXPECT_HARD_ERROR(ops_->mem_deregister(m_, &never));
+    }
+    EXPECT_HARD_ERROR(ops_->card(m_, data, nullptr));
+    weft_btl_endpoint_t *ep = nullptr;
+    EXPECT_HARD_ERROR(h_.component()->start_connect(m_, nullptr, &ep));
+    EXPECT_EQ(ep, nullptr);
+    for (int i = 0; i < 10; ++i)
+        EXPECT_GE(h_.progress_once(), 0);
+    EXPECT_TRUE(h_.deliveries.empty()) << "a refused send was delivered";
+}
+
+TEST_P(BtlConformance, FinalizeWithPendingWorkFreesEverything)
+{
+    ASSERT_NO_FATAL_FAILURE(start());
+    // Small and large messages, completions and a disconnect, all pending:
+    // finalize must free them (LeakSanitizer checks) without an upcall.
+    for (uint32_t i = 0; i < 100; ++i)
+        ASSERT_EQ(send(ep_, 2, std::as_bytes(std::span(&i, 1))), WEFT_SUCCESS);
+    for (size_t n : {size_t{100} << 10, size_t{1} << 20}) {
+        if (n <= m_->caps.max_send) {
+            ASSERT_EQ(send(ep_, 2, pattern(n, 5)), WEFT_SUCCESS);
+        }
+    }
+    std::vector<std::byte> target(256);
+    weft_btl_reg_t reg{};
+    reg.size = sizeof reg;
+    Completion never;
+    if ((m_->caps.flags & WEFT_BTL_FLAG_PUT) &&
+        ops_->mem_register(m_, target.data(), target.size(), &reg) == WEFT_SUCCESS) {
+        std::byte b{1};
+        EXPECT_EQ(ops_->put(ep_, &b, 1, reinterpret_cast<uintptr_t>(target.data()), reg.rkey,
+                            reg.rkey_len, count_completion, &never),
+                  WEFT_SUCCESS);
+    }
+    // A second endpoint whose CONNECTED upcall is still pending.
+    weft_btl_endpoint_t *second = nullptr;
+    const weft_btl_peer_t me = self_peer();
+    ASSERT_EQ(h_.component()->start_connect(m_, &me, &second), WEFT_SUCCESS);
+    ASSERT_EQ(ops_->disconnect(ep_), WEFT_SUCCESS);
+    const size_t deliveries = h_.deliveries.size(), states = h_.states.size();
+    EXPECT_EQ(h_.finalize_modules(), "");
+    EXPECT_EQ(h_.deliveries.size(), deliveries) << "finalize ran a recv upcall";
+    EXPECT_EQ(h_.states.size(), states) << "finalize ran a state upcall";
+    EXPECT_EQ(never.calls, 0) << "finalize ran a completion";
+}
+
+TEST_P(BtlConformance, HandlerMaySendWithoutRecursion)
+{
+    ASSERT_NO_FATAL_FAILURE(start());
+    int nested_progress_events = 0;
+    h_.on_recv = [&](const Delivery &d) {
+        if (d.am_id != 1)
+            return;
+        // Reply from inside the upcall, both ways; neither may re-enter it.
+        const std::string reply = "reply";
+        if (ops_->sendi) {
+            EXPECT_EQ(h_.retry_on_again([&] {
+                          return ops_->sendi(d.ep, 2, reply.data(), reply.size(), nullptr, 0);
+                      }),
+                      WEFT_SUCCESS);
+        }
+        iovec iov{const_cast<char *>(reply.data()), reply.size()};
+        EXPECT_EQ(ops_->send(d.ep, 3, &iov, 1), WEFT_SUCCESS);
+        // A runtime that progresses from a handler must not be called back.
+        int rc = ops_->progress(m_);
+        EXPECT_GE(rc, 0);
+        nested_progress_events += rc > 0 ? rc : 0;
+    };
+    constexpr size_t kRequests = 10;
+    for (size_t i = 0; i < kRequests; ++i)
+        ASSERT_EQ(send(ep_, 1, bytes_of("request")), WEFT_SUCCESS);
+    const size_t replies = ops_->sendi ? 2 : 1;
+    ASSERT_TRUE(wait_deliveries(kRequests * (1 + replies))) << h_.failure();
+    EXPECT_EQ(h_.max_upcall_depth, 1);
+    EXPECT_EQ(nested_progress_events, 0);
+    size_t seen_replies = 0;
+    for (const auto &d : h_.deliveries)
+        seen_replies += d.am_id != 1 ? 1 : 0;
+    EXPECT_EQ(seen_replies, kRequests * replies);
+}
+
+TEST_P(BtlConformance, OtherProcessIsReachedOrRefusedWithReason)
+{
+    const TransportTraits traits = GetParam();
+    std::string result = run_two_process(h_, [&](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        weft_btl_module_t *m = h.module();
+        const std::string side = ctx.side == Side::parent ? "parent" : "child";
+        if (ctx.peer_card.empty() && traits.mode == PeerMode::other_process)
+            return side + ": the other process published no card";
+        auto peer = ctx.peer(WEFT_PEER_SAME_NODE);
+        char why[WEFT_REASON_MAX] = {};
+        const int reach = m->ops->reachable(m, &peer, why, sizeof why);
+        weft_btl_endpoint_t *ep = nullptr;
+        if (traits.mode == PeerMode::loopback) {
+            if (reach != 0)
+                return side + ": claims to reach another process";
+            if (std::string(why).find(traits.component) == std::string::npos)
+                return side + ": reason does not name the component: \"" + why + "\"";
+            if (int rc = h.component()->start_connect(m, &peer, &ep); rc != WEFT_ERR_UNREACHABLE)
+                return side + ": start_connect to another process gave " + weft_status_string(rc);
+            // Nor is it fooled by the other process's card in a SELF description.
+            auto impostor = ctx.peer(WEFT_PEER_SELF);
+            if (!ctx.peer_card.empty() && m->ops->reachable(m, &impostor, why, sizeof why) != 0)
+                return side + ": reaches a SELF description carrying another process's card";
+            return "";
+        }
+        // A transport with a peer process: connect and ping-pong one message.
+        if (reach != 1)
+            return side + ": cannot reach the other process: " + why;
+        if (std::string err = h.connect(peer, &ep); !err.empty())
+            return side + ": " + err;
+        const std::string ping = "ping from " + side;
+        if (ctx.side == Side::parent) {
+            iovec iov{const_cast<char *>(ping.data()), ping.size()};
+            if (int rc = h.retry_on_again([&] { return m->ops->send(ep, 7, &iov, 1); }); rc != 0)
+                return side + ": send failed: " + weft_status_string(rc);
+        }
+        if (!h.progress_until([&] { return !h.deliveries.empty(); }))
+            return side + ": nothing arrived: " + h.failure();
+        if (ctx.side == Side::child) {
+            iovec iov{const_cast<char *>(ping.data()), ping.size()};
+            if (int rc = h.retry_on_again([&] { return m->ops->send(ep, 7, &iov, 1); }); rc != 0)
+                return side + ": reply failed: " + weft_status_string(rc);
+            // Wait until the parent says it got the reply before closing.
+            if (!ctx.channel.receive(std::chrono::seconds(30)))
+                return side + ": parent never confirmed the reply";
+        } else {
+            ctx.channel.send(std::string("done"));
+        }
+        return "";
+    });
+    EXPECT_TRUE(result.empty()) << result;
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, BtlConformance, ::testing::ValuesIn(kTransports),
+                         [](const ::testing::TestParamInfo<TransportTraits> &info) {
+                             return info.param.component;
+                         });

@@ -1,0 +1,199 @@
+// The btl conformance harness: loads one btl component through the real
+// framework repository (Framework::init over the build tree), initializes
+// its modules, records every upcall, and drives progress with bounded waits.
+// tests/unit/btl_conformance_test.cc runs the same suite through it against
+// every transport in conformance_transports().
+//
+// Adding a transport: append a TransportTraits to the list in
+// btl_conformance_test.cc. A transport that reaches its own process
+// (PeerMode::loopback, like self) runs the data-path tests on an endpoint to
+// itself. A transport that needs another process (PeerMode::other_process:
+// tcp, scif, openib) is exercised through run_two_process(): the process
+// forks before any module exists, each side initializes the component,
+// publishes its card and receives the other's over a socketpair, then both
+// run the same body (the mirror) with their Side; the child reports its
+// result over the socketpair. Every wait has a bound that fails the test
+// instead of hanging, and a child that does not report is killed.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <weft/btl.h>
+
+#include "test_util.hpp"
+
+namespace weft::test::btl {
+
+// How the suite reaches a peer of the transport.
+enum class PeerMode {
+    loopback,       // the data-path tests use an endpoint to this process
+    other_process,  // the data-path tests need a forked peer (run_two_process)
+};
+
+struct TransportTraits {
+    std::string component;             // "self", "tcp", ...
+    PeerMode mode = PeerMode::loopback;
+    std::vector<std::string> env;      // extra NAME=value (WEFT_MCA_*) for this transport
+};
+// For gtest's messages: the component name instead of the struct's bytes.
+inline void PrintTo(const TransportTraits &t, std::ostream *os) { *os << "btl/" << t.component; }
+
+// Bounds of every wait: the first one reached fails the wait. The deadline
+// is a guard against hangs, never a performance threshold.
+struct Bounds {
+    long max_progress_rounds = 2'000'000;
+    std::chrono::milliseconds deadline{30'000};
+};
+
+// The rank the harness gives itself and the rank base of made-up peers.
+inline constexpr uint32_t kMyRank = 0;
+
+struct Delivery {
+    weft_btl_endpoint_t *ep;
+    uint8_t am_id;
+    std::vector<std::byte> data;
+};
+
+struct StateChange {
+    weft_btl_endpoint_t *ep;
+    weft_btl_ep_state_t state;
+    int status;
+    std::string reason;
+};
+
+class BtlHarness {
+public:
+    BtlHarness() = default;
+    ~BtlHarness();   // finalizes live modules, then the framework (and so the component)
+    BtlHarness(const BtlHarness &) = delete;
+    BtlHarness &operator=(const BtlHarness &) = delete;
+
+    // Loads btl/<component> through Framework::init over the build tree, with
+    // a private (empty) parameter file list and traits.env. ok: loaded,
+    // opened and available; skip: not built here or query() says it cannot
+    // run (message says why); otherwise message says what failed.
+    struct LoadResult {
+        bool ok = false;
+        bool skip = false;
+        std::string message;
+    };
+    LoadResult load(const TransportTraits &traits);
+
+    // Calls the component's init() and installs the recording upcalls.
+    // Returns "" or what failed.
+    std::string init_modules();
+    // Finalizes every module through its ops (idempotent). Returns "" or what failed.
+    std::string finalize_modules();
+
+    const TransportTraits &traits() const { return traits_; }
+    const weft_btl_component_t *component() const { return component_; }
+    const weft_btl_module_ops_t &ops() const { return *modules_.front()->ops; }
+    weft_btl_module_t *module() const { return modules_.empty() ? nullptr : modules_.front(); }
+    std::span<weft_btl_module_t *const> modules() const { return modules_; }
+
+    // The first module's card (empty if it publishes none).
+    std::vector<std::byte> card() const;
+    // A peer description; card bytes must outlive its use.
+    static weft_btl_peer_t peer(uint32_t rank, weft_peer_class_t peer_class,
+                                std::span<const std::byte> card = {});
+
+    // One progress() on every module: events handled, or the first error.
+    int progress_once();
+    // progress_once() until done() holds; false when a bound was reached
+    // or progress failed (failure_ then says which).
+    bool progress_until(const std::function<bool()> &done, const Bounds &bounds = {});
+    // Runs op; while it answers WEFT_ERR_AGAIN, progresses once and retries
+    // (bounded). Returns op's last answer.
+    int retry_on_again(const std::function<int()> &op, const Bounds &bounds = {});
+    // Starts a connection to peer and waits for its CONNECTED upcall.
+    // Returns "" or what failed.
+    std::string connect(const weft_btl_peer_t &peer, weft_btl_endpoint_t **ep);
+
+    // What the upcalls saw, in order.
+    std::vector<Delivery> deliveries;
+    std::vector<StateChange> states;
+    size_t count_states(const weft_btl_endpoint_t *ep, weft_btl_ep_state_t state) const;
+    long agains = 0;             // WEFT_ERR_AGAIN answers seen by retry_on_again
+    int upcall_depth = 0;        // upcalls currently running
+    int max_upcall_depth = 0;    // deepest nesting seen: 1 means never re-entered
+    // Optional: runs inside the recv upcall after the delivery is recorded.
+    std::function<void(const Delivery &)> on_recv;
+    // Log lines the framework wrote while loaded.
+    std::vector<std::string> log_lines;
+    // Why the last bounded wait gave up.
+    const std::string &failure() const { return failure_; }
+
+private:
+    static void up_recv(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *data,
+                        size_t len);
+    static void up_state(void *ctx, weft_btl_endpoint_t *ep, weft_btl_ep_state_t state,
+                         int status, const char *reason);
+    static void *up_accepted(void *ctx, weft_btl_endpoint_t *ep);
+
+    TransportTraits traits_;
+    TempDir home_;                   // holds the empty parameter file list
+    bool framework_up_ = false;
+    const weft_btl_component_t *component_ = nullptr;
+    std::vector<weft_btl_module_t *> modules_;
+    std::vector<std::string> env_storage_;
+    std::string failure_;
+};
+
+// A framed, bounded byte channel over one end of a socketpair.
+class Channel {
+public:
+    explicit Channel(int fd) : fd_(fd) {}
+    ~Channel();
+    Channel(const Channel &) = delete;
+    Channel &operator=(const Channel &) = delete;
+    bool send(std::span<const std::byte> bytes);
+    bool send(const std::string &text);
+    // The next frame, or nullopt when the limit passes or the other side is gone.
+    std::optional<std::vector<std::byte>> receive(std::chrono::milliseconds limit);
+
+private:
+    int fd_;
+};
+
+enum class Side { parent, child };
+
+// What a mirror body sees on each side of run_two_process().
+struct PeerContext {
+    Side side;
+    BtlHarness &harness;                  // this side's, modules initialized
+    Channel &channel;                     // to the other side (barriers, extra data)
+    uint32_t my_rank;                     // parent 0, child 1
+    uint32_t peer_rank;
+    std::vector<std::byte> peer_card;     // the other side's card (module 0)
+    // The other process, described with its card.
+    weft_btl_peer_t peer(weft_peer_class_t peer_class) const
+    {
+        return BtlHarness::peer(peer_rank, peer_class, peer_card);
+    }
+};
+
+// A body returns "" on success or what failed. It runs on both sides, so it
+// must not use gtest assertions (the child's would be lost).
+using MirrorBody = std::function<std::string(PeerContext &)>;
+
+// Forks; each side initializes harness's modules (harness must be loaded,
+// with no modules yet), exchanges cards, runs body, and finalizes its
+// modules; the child reports over the socketpair and _exits. Returns "" if
+// both sides succeeded, else each side's failure.
+std::string run_two_process(BtlHarness &harness, const MirrorBody &body,
+                            const Bounds &bounds = {});
+
+// FNV-1a over bytes: a content check for large messages.
+uint64_t checksum(std::span<const std::byte> bytes);
+// Deterministic, position-dependent bytes (so a shifted copy is caught).
+std::vector<std::byte> pattern(size_t len, uint32_t seed);
+
+} // namespace weft::test::btl
