@@ -33,9 +33,9 @@ Result<Explanation> explain(Framework &fw)
         cards.push_back(std::move(card));
     }
     const struct { weft_peer_class_t cls; uint32_t rank, node; const char *host; } kClasses[] = {
-        {WEFT_PEER_SELF, 0, 0, "this host"},
-        {WEFT_PEER_SAME_NODE, 1, 0, "this host"},
-        {WEFT_PEER_OTHER_NODE, 1, 1, "another host"},
+        {WEFT_PEER_SELF, 0, 0, "localhost"},
+        {WEFT_PEER_SAME_NODE, 1, 0, "localhost"},
+        {WEFT_PEER_OTHER_NODE, 1, 1, "otherhost"},
     };
     for (const auto &k : kClasses) {
         std::vector<Candidate> cands;

@@ -86,6 +86,23 @@ expect_rc singleton-bad-value 10
 has singleton-bad-value "$err" "rte_base_progress"
 has singleton-bad-value "$err" "busy"
 
+# --- weft_info --explain: the same decision, without a job ------------------
+info=$builddir/weft_info
+if [ -x "$info" ]; then
+    "$info" --explain --parsable >"$out" 2>"$err"; rc=$?
+    expect_rc explain 0
+    has explain "$out" "explain:component:self:used:"
+    has explain "$out" "explain:class:self:transports:self"
+    has explain "$out" "explain:class:self:module:self:chosen:"
+    has explain "$out" "explain:class:same-node:module:self:unreachable:btl/self reaches only the calling process"
+    "$info" --explain --mca btl ^self >"$out" 2>"$err"; rc=$?
+    expect_rc explain-no-self 0
+    has explain-no-self "$out" "self: not used: .*btl=^self"
+    "$info" --explain --mca btl_base_require tpc >"$out" 2>"$err"; rc=$?
+    expect_rc explain-require-typo 1
+    has explain-require-typo "$err" "did you mean 'tcp'"
+fi
+
 # --- jobs under each launcher --------------------------------------------------
 for how in weftrun mpirun; do
     case $how in
