@@ -176,6 +176,21 @@ int host_param_is_set(const char *name)
     return p->origin().source != params::Source::Default ? 1 : 0;
 }
 
+int host_device_distance(const char *os_device_name)
+{
+    Framework *fw = Framework::current();
+    if (!fw || !os_device_name)
+        return WEFT_ERR_BAD_PARAM;
+    auto topo = fw->topology();
+    if (!topo.ok())
+        return WEFT_ERR_NOT_AVAILABLE;
+    auto dev = topo.value()->device(os_device_name);
+    if (!dev)
+        return WEFT_ERR_NOT_FOUND;
+    // topology::Distance has the same order and values as WEFT_DISTANCE_*.
+    return static_cast<int>(dev->distance);
+}
+
 const weft_host_t kHost = {
     .size = sizeof(weft_host_t),
     .param_register = host_param_register,
@@ -190,6 +205,7 @@ const weft_host_t kHost = {
     .list_selects = host_list_selects,
     .list_contains = host_list_contains,
     .param_is_set = host_param_is_set,
+    .device_distance = host_device_distance,
 };
 
 } // namespace

@@ -16,7 +16,8 @@ constexpr size_t kMaxCard = 64 * 1024;
 
 BtlLayer::~BtlLayer() { close(); }
 
-Status BtlLayer::open(Framework &fw, const weft_btl_upcalls_t &upcalls)
+Status BtlLayer::open(Framework &fw, const weft_btl_upcalls_t &upcalls,
+                      const weft_btl_process_t *process)
 {
     auto sel = fw.select(WEFT_BTL_FRAMEWORK);
     if (!sel.ok())
@@ -54,6 +55,8 @@ Status BtlLayer::open(Framework &fw, const weft_btl_upcalls_t &upcalls)
                 continue;
             }
             m->upcalls = upcalls;
+            if (WEFT_HAS_MEMBER(m, weft_btl_module_t, process))
+                m->process = process;
             modules_.push_back({m, comp, i, "weft.btl." + rec->name + "." + std::to_string(i)});
         }
         v.used = true;

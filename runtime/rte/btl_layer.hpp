@@ -40,7 +40,9 @@ public:
     // Selects the btl components (btl=, btl_base_require), calls init() on
     // each and gives every module the upcalls. An error for a required
     // component that cannot run or created no module.
-    Status open(Framework &fw, const weft_btl_upcalls_t &upcalls);
+    // process: who this process is (kept by the caller for the modules'
+    // lifetime).
+    Status open(Framework &fw, const weft_btl_upcalls_t &upcalls, const weft_btl_process_t *process);
     // Publishes every module's card under its key.
     Status publish_cards(PmixClient &pmix) const;
     // finalize() of every module (components are finalized by the framework).

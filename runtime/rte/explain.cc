@@ -15,9 +15,16 @@ Result<Explanation> explain(Framework &fw)
     up.recv = ignore_recv;
     up.state = ignore_state;
     up.accepted = refuse_accept;
+    // A process of its own one-rank job, as a singleton would be.
+    weft_btl_process_t self{};
+    self.size = sizeof self;
+    self.job_size = 1;
+    self.local_size = 1;
+    self.job_id = "weft_info";
+    self.hostname = "localhost";
     BtlLayer btl;
     Explanation ex;
-    Status st = btl.open(fw, up);
+    Status st = btl.open(fw, up, &self);
     ex.components = btl.components();
     if (!st.ok() && btl.modules().empty())
         return st;

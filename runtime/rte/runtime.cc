@@ -47,7 +47,15 @@ Status Runtime::setup()
     up.recv = up_recv;
     up.state = up_state;
     up.accepted = up_accepted;
-    if (Status st = btl_.open(*fw_, up); !st.ok())
+    process_.size = sizeof process_;
+    process_.rank = pmix_.rank();
+    process_.job_size = pmix_.size();
+    process_.node_id = pmix_.node_id();
+    process_.local_rank = pmix_.local_rank();
+    process_.local_size = pmix_.local_size();
+    process_.job_id = pmix_.nspace().c_str();
+    process_.hostname = pmix_.hostname().c_str();
+    if (Status st = btl_.open(*fw_, up, &process_); !st.ok())
         return st;
     endpoints_ = std::make_unique<Endpoints>(pmix_, btl_, fw_->logger());
     for (const auto &om : btl_.modules())

@@ -62,6 +62,7 @@ private:
 
     Framework *fw_ = nullptr;
     PmixClient pmix_;
+    weft_btl_process_t process_{};   // what the modules learn of this process
     BtlLayer btl_;
     std::unique_ptr<Endpoints> endpoints_;
     ProgressEngine progress_;

@@ -113,6 +113,20 @@ typedef struct weft_btl_reg {
 
 typedef void (*weft_btl_rdma_cb_t)(struct weft_btl_endpoint *ep, void *cb_ctx, int status);
 
+/* Who this process is, as the runtime learned it from PMIx. Modules put
+ * what they need of it in their card and connection handshakes (a module
+ * is created before the job is known, so it learns it here). */
+typedef struct weft_btl_process {
+    size_t size;
+    uint32_t rank;
+    uint32_t job_size;
+    uint32_t node_id;           /* PMIx node id */
+    uint32_t local_rank;        /* among the job's processes on this node */
+    uint32_t local_size;
+    const char *job_id;         /* the PMIx namespace: unique per job */
+    const char *hostname;       /* for messages only */
+} weft_btl_process_t;
+
 /* What the runtime gives a module: set in module->upcalls after init(),
  * before the first start_connect or progress. */
 typedef struct weft_btl_upcalls {
@@ -175,6 +189,10 @@ typedef struct weft_btl_module {
     char name[64];              /* "tcp/eth0", "self" */
     weft_btl_upcalls_t upcalls; /* set by the runtime */
     void *module_ctx;           /* the component's */
+    /* This process in its job, set by the runtime with the upcalls (before
+     * card() is asked); valid until the module is finalized. NULL when no
+     * runtime is around (weft_info --explain, a test harness). */
+    const weft_btl_process_t *process;
 } weft_btl_module_t;
 
 typedef struct weft_btl_component {

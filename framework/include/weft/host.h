@@ -93,7 +93,23 @@ typedef struct weft_host {
      * if there is no such parameter. Used to check mutually exclusive
      * parameters such as if_include / if_exclude. */
     int (*param_is_set)(const char *name);
+
+    /* Topology (hwloc, loaded once by the framework; an XML file may stand
+     * in for the machine). How far a network or OpenFabrics device (by OS
+     * name: "eth0", "mlx5_0") is from this process's binding:
+     * WEFT_DISTANCE_* (nearest first), or a negative status when hwloc does
+     * not know the device or the topology cannot load. Components use it
+     * to prefer the devices nearest to the process. Added in ABI 1.0. */
+    int (*device_distance)(const char *os_device_name);
 } weft_host_t;
+
+/* Distance classes returned by device_distance, nearest first. */
+enum {
+    WEFT_DISTANCE_NUMA = 0,     /* binding and device within one NUMA node */
+    WEFT_DISTANCE_PACKAGE = 1,  /* within one package (socket) */
+    WEFT_DISTANCE_MACHINE = 2,  /* the binding reaches another package */
+    WEFT_DISTANCE_UNKNOWN = 3   /* no locality (virtual device) or spans packages */
+};
 
 #ifdef __cplusplus
 }
