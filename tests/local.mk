@@ -16,3 +16,5 @@ TESTS += tests/no-gtest.sh
 endif
 EXTRA_DIST += tests/no-gtest.sh tests/golden
 include $(srcdir)/tests/info/local.mk
+# tests/integration: launcher tests under weftrun.
+include $(srcdir)/tests/integration/local.mk
