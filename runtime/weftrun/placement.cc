@@ -11,9 +11,10 @@ weft::Result<std::unique_ptr<Placement>> Placement::discover()
     std::unique_ptr<Placement> p(new Placement());
     if (hwloc_topology_init(&p->topo_) != 0)
         return weft::Status(WEFT_ERR_NO_MEMORY, "hwloc_topology_init failed");
-    // The ranks only need CPUs and memory from weftrun's XML; I/O devices
-    // are their own business (the runtime reloads them if it wants them),
-    // and skipping them keeps discovery fast.
+    // Keep NICs, HCAs and their PCI bridges ("important" I/O, as weft's
+    // topology service does): ranks read this topology from the XML instead
+    // of discovering it, and pick transports by device locality.
+    hwloc_topology_set_io_types_filter(p->topo_, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     if (hwloc_topology_load(p->topo_) != 0) {
         hwloc_topology_destroy(p->topo_);
         p->topo_ = nullptr;
