@@ -22,3 +22,5 @@ endif
 EXTRA_DIST += tests/no-gtest.sh tests/golden
 include $(srcdir)/tests/info/local.mk
 include $(srcdir)/tests/bench/local.mk
+# tests/integration: launcher tests under weftrun.
+include $(srcdir)/tests/integration/local.mk
