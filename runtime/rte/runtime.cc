@@ -7,7 +7,23 @@
 namespace weft::rt {
 
 namespace {
-std::unique_ptr<Runtime> g_runtime;
+// Owned here, but deliberately not a static unique_ptr: a program that
+// exits without weft_finalize() must not run the teardown from static
+// destructors (PMIx's thread is still running and the component libraries
+// may already be gone); the launcher reports the missing finalize instead.
+// Holder::release() in finalize() is the only delete.
+struct Holder {
+    Runtime *ptr = nullptr;
+    Runtime *get() const { return ptr; }
+    explicit operator bool() const { return ptr != nullptr; }
+    Runtime *operator->() const { return ptr; }
+    Runtime &operator*() const { return *ptr; }
+    void reset(Runtime *r = nullptr)
+    {
+        delete ptr;
+        ptr = r;
+    }
+} g_runtime;
 } // namespace
 
 Runtime *Runtime::current() { return g_runtime.get(); }

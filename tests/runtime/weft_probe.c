@@ -26,6 +26,13 @@ static int check(int rc, const char *what)
     if (rc != WEFT_SUCCESS) {
         fprintf(stderr, "probe: %s failed: %s (%d): %s\n", what, weft_status_string(rc), rc,
                 weft_error_message());
+        /* Another rank died: the launcher is ending the job. Waiting for it
+         * (instead of exiting 10 at once) keeps the job's exit status the
+         * dead rank's, which is what the tests check; a survivor's exit can
+         * otherwise be reaped first (notes/PMIX.md P21). */
+        if (rc == WEFT_ERR_UNREACHABLE)
+            for (;;)
+                pause();
         exit(10);
     }
     return rc;
