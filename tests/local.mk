@@ -24,3 +24,9 @@ include $(srcdir)/tests/info/local.mk
 include $(srcdir)/tests/bench/local.mk
 # tests/integration: launcher tests under weftrun.
 include $(srcdir)/tests/integration/local.mk
+# Sanitizer builds: the ranks run libpmix's client; its leaks and its own
+# thread's races are not ours, so only its frames are suppressed (the files
+# of tests/integration).
+AM_TESTS_ENVIRONMENT += \
+	LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/integration/lsan.supp'; export LSAN_OPTIONS; \
+	TSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/integration/tsan.supp'; export TSAN_OPTIONS;

@@ -17,6 +17,9 @@ extern "C" const char *weft_status_string(int status)
     case WEFT_ERR_EXISTS: return "already exists";
     case WEFT_ERR_TRUNCATED: return "truncated";
     case WEFT_ERR_AGAIN: return "try again";
+    case WEFT_ERR_TIMEOUT: return "timed out";
+    case WEFT_ERR_OVERFLOW: return "event queue overflow";
+    case WEFT_ERR_NO_MATCH: return "no matching entry";
     default: return "unknown status";
     }
 }

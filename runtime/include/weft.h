@@ -74,8 +74,154 @@ int weft_connect(uint32_t rank, int timeout_ms);
 /* Makes progress on every transport once; the number of events handled. */
 int weft_progress(void);
 
-/* Waits until every rank of the job has called it. */
+/* Waits until every rank of the job has called it (a dissemination
+ * barrier over the transports). */
 int weft_barrier(void);
+
+/* ---------------------------------------------------------------------
+ * Portals: match entries, memory descriptors, event queues, put and get.
+ *
+ * Each process has a table of WEFT_MAX_PORTALS portals. A portal holds a
+ * list of match entries (ME); an incoming put or get is matched against
+ * them in list order: the initiator must be the ME's match id (or it is
+ * WEFT_RANK_ANY) and (incoming bits ^ match bits) & ~ignore bits must be 0.
+ * The memory descriptor (MD) attached to the first ME that matches and
+ * accepts the operation receives the data (put) or provides it (get).
+ * Operations on MDs are reported as events in the MD's event queue (EQ).
+ *
+ * An incoming put that matches nothing is dropped (counted, and the
+ * initiator's ACK says WEFT_ERR_NO_MATCH), unless the portal is "lazy":
+ * then it waits (in a bounded unexpected queue) for an ME to be attached.
+ *
+ * All calls of one process must come from one thread at a time.
+ * --------------------------------------------------------------------- */
+
+#define WEFT_MAX_PORTALS 64
+/* Portal used by the tagged send/recv calls below; lazy. */
+#define WEFT_PT_TAGGED 63
+#define WEFT_RANK_ANY UINT32_MAX
+
+/* Handles name engine objects; a stale or forged handle is an error
+ * (WEFT_ERR_BAD_PARAM), never a crash. The zero handle is "none". */
+typedef struct weft_handle { uint64_t cookie; } weft_handle_t;
+typedef weft_handle_t weft_me_t;
+typedef weft_handle_t weft_md_t;
+typedef weft_handle_t weft_eq_t;
+#ifdef __cplusplus
+#define WEFT_HANDLE_NONE (weft_handle_t{0})
+#else
+#define WEFT_HANDLE_NONE ((weft_handle_t){0})
+#endif
+
+typedef enum weft_unlink { WEFT_RETAIN = 0, WEFT_UNLINK = 1 } weft_unlink_t;
+typedef enum weft_ins_pos { WEFT_INS_BEFORE = 0, WEFT_INS_AFTER = 1 } weft_ins_pos_t;
+typedef enum weft_ack_req { WEFT_NOACK_REQ = 0, WEFT_ACK_REQ = 1 } weft_ack_req_t;
+
+/* MD options. */
+#define WEFT_MD_OP_PUT        0x01u  /* accepts incoming puts */
+#define WEFT_MD_OP_GET        0x02u  /* answers incoming gets */
+#define WEFT_MD_MANAGE_REMOTE 0x04u  /* the initiator's offset is used; else a local
+                                        offset advances with each operation */
+#define WEFT_MD_TRUNCATE      0x08u  /* accept operations longer than the space
+                                        left, truncating them */
+#define WEFT_MD_ACK_DISABLE   0x10u  /* never send ACKs for puts into this MD */
+#define WEFT_MD_MAX_SIZE      0x20u  /* an operation may use at most max_size bytes */
+#define WEFT_MD_THRESH_INF (-1)
+
+typedef struct weft_md_desc {
+    void *start;
+    size_t length;
+    int threshold;          /* operations before the MD is used up; WEFT_MD_THRESH_INF */
+    size_t max_size;        /* with WEFT_MD_MAX_SIZE */
+    unsigned options;       /* WEFT_MD_* */
+    void *user_ptr;         /* returned in events */
+    weft_eq_t eq;           /* WEFT_HANDLE_NONE: no events */
+} weft_md_desc_t;
+
+typedef enum weft_event_kind {
+    WEFT_EVENT_SEND = 1,    /* initiator: the put's data left the MD (it may be reused) */
+    WEFT_EVENT_ACK = 2,     /* initiator: the target acknowledged a put */
+    WEFT_EVENT_REPLY = 3,   /* initiator: a get's data arrived in the MD */
+    WEFT_EVENT_PUT = 4,     /* target: a put landed in the MD */
+    WEFT_EVENT_GET = 5,     /* target: a get read from the MD */
+    WEFT_EVENT_UNLINK = 6   /* the MD was unlinked by weft_md_unlink */
+} weft_event_kind_t;
+
+typedef struct weft_event {
+    weft_event_kind_t type;
+    uint32_t initiator;     /* rank that started the operation */
+    uint32_t target;        /* rank it was aimed at */
+    unsigned portal;
+    uint64_t match_bits;
+    size_t rlength;         /* bytes requested */
+    size_t mlength;         /* bytes actually moved */
+    size_t offset;          /* where in the MD */
+    weft_md_t md;
+    void *md_start;
+    void *md_user_ptr;
+    uint64_t hdr_data;      /* from the initiator's put */
+    int status;             /* WEFT_SUCCESS or the error of the operation */
+    int unlinked;           /* the MD was unlinked with this event */
+    uint64_t sequence;      /* per-EQ, increasing */
+} weft_event_t;
+
+typedef void (*weft_eq_handler_t)(const weft_event_t *event);
+
+/* The id of this process (its rank) in the job. */
+int weft_get_id(uint32_t *rank);
+
+int weft_eq_alloc(unsigned count, weft_eq_handler_t handler, weft_eq_t *eq);
+int weft_eq_free(weft_eq_t eq);
+/* Waits at most timeout_ms (0: just test; < 0: without limit) for an
+ * event in any of eqs; WEFT_ERR_TIMEOUT when none came, WEFT_ERR_OVERFLOW
+ * (with the event) when that EQ had to drop events. */
+int weft_eq_poll(const weft_eq_t *eqs, int neq, int timeout_ms, weft_event_t *event, int *which);
+
+int weft_me_attach(unsigned portal, uint32_t match_rank, uint64_t match_bits, uint64_t ignore_bits,
+                   weft_unlink_t unlink, weft_ins_pos_t pos, weft_me_t *me);
+/* Inserts relative to an existing ME of the same portal. */
+int weft_me_insert(weft_me_t current, uint32_t match_rank, uint64_t match_bits,
+                   uint64_t ignore_bits, weft_unlink_t unlink, weft_ins_pos_t pos, weft_me_t *me);
+int weft_me_unlink(weft_me_t me);
+/* Marks a portal lazy: unmatched puts wait for an ME instead of being dropped. */
+int weft_portal_set_lazy(unsigned portal, int lazy);
+
+int weft_md_attach(weft_me_t me, const weft_md_desc_t *desc, weft_unlink_t unlink, weft_md_t *md);
+int weft_md_bind(const weft_md_desc_t *desc, weft_unlink_t unlink, weft_md_t *md);
+int weft_md_unlink(weft_md_t md);
+
+int weft_put(weft_md_t md, weft_ack_req_t ack, uint32_t target, unsigned portal, uint64_t match_bits,
+             size_t offset, uint64_t hdr_data);
+int weft_get(weft_md_t md, uint32_t target, unsigned portal, uint64_t match_bits, size_t offset);
+
+/* ---------------------------------------------------------------------
+ * Tagged messages, MPI style (on portal WEFT_PT_TAGGED).
+ * --------------------------------------------------------------------- */
+#define WEFT_ANY_SOURCE WEFT_RANK_ANY
+#define WEFT_ANY_TAG (-1)
+
+typedef struct weft_request *weft_request_t;
+#define WEFT_REQUEST_NULL ((weft_request_t)0)
+
+typedef struct weft_msg_status {
+    uint32_t source;
+    int32_t tag;
+    size_t count;           /* bytes received (after truncation) */
+    int error;              /* WEFT_SUCCESS, WEFT_ERR_TRUNCATED, or a transport error */
+} weft_msg_status_t;
+
+/* Tags are >= 0. A receive buffer shorter than the message completes with
+ * error WEFT_ERR_TRUNCATED and count = len. */
+int weft_isend(const void *buf, size_t len, uint32_t dest, int32_t tag, weft_request_t *req);
+int weft_irecv(void *buf, size_t len, uint32_t source, int32_t tag, weft_request_t *req);
+int weft_send(const void *buf, size_t len, uint32_t dest, int32_t tag);
+int weft_recv(void *buf, size_t len, uint32_t source, int32_t tag, weft_msg_status_t *status);
+/* Completion: the request is freed and set to WEFT_REQUEST_NULL. The
+ * return value is the operation's error (also in status->error). */
+int weft_wait(weft_request_t *req, weft_msg_status_t *status);
+int weft_test(weft_request_t *req, int *done, weft_msg_status_t *status);
+int weft_waitall(int n, weft_request_t *reqs, weft_msg_status_t *statuses);
+int weft_waitany(int n, weft_request_t *reqs, int *index, weft_msg_status_t *status);
 
 /* Ends the whole job with status: the launcher kills every rank and exits
  * with it. Does not return. */

@@ -9,20 +9,26 @@
 #include <unistd.h>
 
 #include "log/log.hpp"
+#include "engine/engine.hpp"
 #include "rte/runtime.hpp"
 
 using weft::Status;
 using weft::rt::Runtime;
 
 namespace {
-
 thread_local std::string t_error;
+} // namespace
 
-int fail(const Status &st)
+// Keeps the message for weft_error_message() and returns the code.
+int weft::rt::api_fail(const Status &st)
 {
     t_error = st.message();
     return st.code();
 }
+
+namespace {
+
+int fail(const Status &st) { return weft::rt::api_fail(st); }
 
 int not_initialized(const char *fn)
 {
@@ -126,8 +132,7 @@ int weft_barrier(void)
     Runtime *rt = Runtime::current();
     if (!rt)
         return not_initialized("weft_barrier");
-    // A PMIx fence for now; it moves onto the transports with the messaging layer.
-    Status st = rt->pmix().fence(false);
+    Status st = rt->engine().barrier();
     return st.ok() ? WEFT_SUCCESS : fail(st);
 }
 

@@ -177,6 +177,7 @@ void Endpoints::on_state(weft_btl_endpoint_t *ep, weft_btl_ep_state_t state, int
                          std::to_string(p->rank) + " on " + p->hostname +
                          (state == WEFT_BTL_EP_CLOSED ? " closed" : " failed") + ": " +
                          (reason && *reason ? reason : weft_status_string(status));
+            notify_failed(*p);
         }
         for (auto *&e : p->endpoints)
             if (e == ep)
@@ -219,13 +220,22 @@ void Endpoints::fail(uint32_t rank, const std::string &why)
             return;
         p = r.value();
     }
+    const bool was_failed = p->state == PeerState::Failed;
     p->state = PeerState::Failed;
     p->failure = why;
+    if (!was_failed)
+        notify_failed(*p);
     for (auto *&ep : p->endpoints)
         if (ep && ep->module->ops->disconnect) {
             ep->module->ops->disconnect(ep);
             ep = nullptr;
         }
+}
+
+void Endpoints::notify_failed(const Peer &p)
+{
+    if (failed_fn_)
+        failed_fn_(failed_ctx_, p.rank, p.failure);
 }
 
 void Endpoints::close_all()

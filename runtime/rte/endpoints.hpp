@@ -61,6 +61,15 @@ public:
 
     // Disconnects every endpoint (finalize).
     void close_all();
+    // Called once per peer when it becomes Failed after having been usable
+    // (the engine fails the operations pending on it).
+    void set_failed_callback(void (*fn)(void *, uint32_t, const std::string &), void *ctx)
+    {
+        failed_fn_ = fn;
+        failed_ctx_ = ctx;
+    }
+    // The peer's state, for the engine's fast path; null if never resolved.
+    Peer *peer(uint32_t rank) const { return find(rank); }
 
 private:
     Peer *find(uint32_t rank) const;
@@ -72,6 +81,9 @@ private:
     log::Logger &log_;
     std::unordered_map<uint32_t, std::unique_ptr<Peer>> peers_;
     std::set<weft_peer_class_t> classes_logged_;
+    void (*failed_fn_)(void *, uint32_t, const std::string &) = nullptr;
+    void *failed_ctx_ = nullptr;
+    void notify_failed(const Peer &p);
 };
 
 } // namespace weft::rt

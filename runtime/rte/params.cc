@@ -24,7 +24,8 @@ params::Definition def(const char *name, params::Type type, const char *dflt, in
 
 std::vector<FrameworkInfo> param_groups()
 {
-    return {{"rte", "process runtime: PMIx job and modex, progress engine, per-peer endpoints"}};
+    return {{"rte", "process runtime: PMIx job and modex, progress engine, per-peer endpoints"},
+            {"engine", "messaging engine: portals, tagged messages, eager and rendezvous protocols"}};
 }
 
 std::vector<params::Definition> param_definitions()
@@ -45,6 +46,29 @@ std::vector<params::Definition> param_definitions()
     out.push_back(def("connect_timeout", params::Type::Double, "30", WEFT_LEVEL_TUNER_DETAIL,
                       "Seconds a connection to one peer may take before it fails with an error "
                       "naming the peer and the transport."));
+    auto eng = [](const char *name, params::Type type, const char *dflt, int level, const char *help) {
+        params::Definition d = def(name, type, dflt, level, help);
+        d.framework = "engine";
+        return d;
+    };
+    out.push_back(eng("eager_limit", params::Type::Size, "0", WEFT_LEVEL_TUNER_BASIC,
+                      "Largest message sent eagerly (in one active message, copied on arrival); larger "
+                      "ones use the rendezvous protocol. 0 takes each transport's own eager limit; "
+                      "a value caps it."));
+    out.push_back(eng("eager_window", params::Type::Size, "4M", WEFT_LEVEL_TUNER_DETAIL,
+                      "Eager bytes a process may have sent to one peer and not yet seen consumed; "
+                      "past it messages go by rendezvous until the peer returns credit. Bounds the "
+                      "memory a peer's unexpected messages can take."));
+    out.push_back(eng("rndv_chunk", params::Type::Size, "256k", WEFT_LEVEL_TUNER_DETAIL,
+                      "Chunk size of rendezvous data and get replies sent as messages (when the "
+                      "transport cannot read the sender's memory directly)."));
+    out.push_back(eng("rndv_rdma", params::Type::Bool, "true", WEFT_LEVEL_TUNER_DETAIL,
+                      "Let the target of a rendezvous read the data directly from the sender's memory "
+                      "(RDMA get, single copy) when the transport can; false always sends it in "
+                      "chunks."));
+    out.push_back(eng("finalize_timeout", params::Type::Double, "10", WEFT_LEVEL_TUNER_DETAIL,
+                      "Seconds weft_finalize waits for this process's unfinished operations before "
+                      "giving up with an error naming them."));
     return out;
 }
 

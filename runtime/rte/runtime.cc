@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "engine/engine.hpp"
 #include "log/log.hpp"
 
 namespace weft::rt {
@@ -83,6 +84,17 @@ Status Runtime::setup()
     if (Status st = choose_progress_mode(); !st.ok())
         return st;
 
+    endpoints_->set_failed_callback(
+        [](void *ctx, uint32_t rank, const std::string &why) {
+            auto *rt = static_cast<Runtime *>(ctx);
+            if (rt->failed_fn_)
+                rt->failed_fn_(rt->failed_ctx_, rank, why);
+        },
+        this);
+    engine_ = std::make_unique<engine::Engine>(*this);
+    if (Status st = engine_->init(); !st.ok())
+        return st;
+
     if (Status st = btl_.publish_cards(pmix_); !st.ok())
         return st;
     if (Status st = pmix_.fence(true); !st.ok())
@@ -146,6 +158,14 @@ Status Runtime::connect(uint32_t rank, std::chrono::milliseconds timeout)
     return endpoints_->status_of(rank);
 }
 
+void Runtime::set_peer_failed_handler(PeerFailedHandler fn, void *ctx)
+{
+    failed_fn_ = fn;
+    failed_ctx_ = ctx;
+}
+
+Runtime::~Runtime() = default;
+
 Status Runtime::set_handler(uint8_t am_id, AmHandler fn, void *ctx)
 {
     if (handlers_[am_id].first && fn)
@@ -177,7 +197,7 @@ void Runtime::up_recv(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const v
     auto *rt = static_cast<Runtime *>(ctx);
     const auto &[fn, hctx] = rt->handlers_[am_id];
     if (fn) {
-        fn(hctx, ep->peer_rank, data, len);
+        fn(hctx, ep, data, len);
         return;
     }
     rt->fw_->logger().write("rte", "base", WEFT_LOG_WARN,
@@ -201,6 +221,12 @@ Status Runtime::finalize()
     if (!g_runtime)
         return Status(WEFT_ERR_NOT_FOUND, "weft_finalize: the runtime is not initialized");
     Runtime &rt = *g_runtime;
+    Status drained;
+    if (rt.engine_) {
+        const double secs = rt.fw_->params().find("engine_base_finalize_timeout")->as_double();
+        drained = rt.engine_->drain(std::chrono::milliseconds(static_cast<int64_t>(secs * 1000)));
+        rt.engine_.reset();
+    }
     if (rt.endpoints_) {
         rt.endpoints_->close_all();
         rt.progress_.progress();   // deliver the CLOSED upcalls the modules queued
@@ -210,7 +236,7 @@ Status Runtime::finalize()
         Framework::finalize();
     Status st = rt.pmix_.finalize();
     g_runtime.reset();
-    return st;
+    return drained.ok() ? st : drained;
 }
 
 } // namespace weft::rt

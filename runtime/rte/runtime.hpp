@@ -16,6 +16,8 @@
 #include "rte/pmix_client.hpp"
 #include "rte/progress.hpp"
 
+namespace weft::engine { class Engine; }
+
 namespace weft::rt {
 
 // The runtime's parameter group ("rte") and parameters, for
@@ -23,8 +25,15 @@ namespace weft::rt {
 std::vector<FrameworkInfo> param_groups();
 std::vector<params::Definition> param_definitions();
 
-// An active-message handler: data is valid only during the call.
-using AmHandler = void (*)(void *ctx, uint32_t src_rank, const void *data, size_t len);
+// The C API's error path: keeps the message for weft_error_message() (per
+// thread) and returns the status code.
+int api_fail(const Status &st);
+
+// An active-message handler: data is valid only during the call; ep is the
+// endpoint it came on (ep->peer_rank is the sender).
+using AmHandler = void (*)(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len);
+// Told when a peer's endpoints fail (death, reset, unreachable on first use).
+using PeerFailedHandler = void (*)(void *ctx, uint32_t rank, const std::string &why);
 
 class Runtime {
 public:
@@ -33,6 +42,7 @@ public:
     // Orderly end: endpoints closed, modules and components released, PMIx
     // finalized (the launcher then counts this rank as finished).
     static Status finalize();
+    ~Runtime();
 
     PmixClient &pmix() { return pmix_; }
     Endpoints &endpoints() { return *endpoints_; }
@@ -42,6 +52,9 @@ public:
 
     // Registers the handler of an active-message id (0..255).
     Status set_handler(uint8_t am_id, AmHandler fn, void *ctx);
+    void set_peer_failed_handler(PeerFailedHandler fn, void *ctx);
+    // The messaging engine (runtime/engine), created by init().
+    engine::Engine &engine() { return *engine_; }
     // Connects to rank and waits (bounded by timeout).
     Status connect(uint32_t rank, std::chrono::milliseconds timeout);
     std::chrono::milliseconds connect_timeout() const { return connect_timeout_; }
@@ -67,6 +80,9 @@ private:
     std::unique_ptr<Endpoints> endpoints_;
     ProgressEngine progress_;
     std::array<std::pair<AmHandler, void *>, 256> handlers_{};
+    std::unique_ptr<engine::Engine> engine_;
+    PeerFailedHandler failed_fn_ = nullptr;
+    void *failed_ctx_ = nullptr;
     std::chrono::milliseconds connect_timeout_{30000};
 };
 

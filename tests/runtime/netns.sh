@@ -43,9 +43,12 @@ count_is() {
 }
 
 run() {   # ARGS for the probe; output in $root/out, $root/err, status in $rc
+    # Ranks on h2 get only what -x forwards (sanitizer suppressions).
+    set -- -x LSAN_OPTIONS -x TSAN_OPTIONS "$probe" "$@"
+    LSAN_OPTIONS=${LSAN_OPTIONS:-} TSAN_OPTIONS=${TSAN_OPTIONS:-} \
     "$netns/in-host" h1 timeout -k 5 120 mpirun.openmpi --allow-run-as-root \
         --hostfile "$netns/hostfile" --mca plm_rsh_agent "$netns/rsh-agent" \
-        -np 4 "$probe" "$@" >"$root/out" 2>"$root/err"
+        -np 4 "$@" >"$root/out" 2>"$root/err"
     rc=$?
 }
 

@@ -21,7 +21,10 @@ typedef enum weft_status {
     WEFT_ERR_UNREACHABLE = -10,    /* no transport reaches the peer */
     WEFT_ERR_EXISTS = -11,         /* already registered or present */
     WEFT_ERR_TRUNCATED = -12,      /* output buffer too small */
-    WEFT_ERR_AGAIN = -13           /* not yet; retry */
+    WEFT_ERR_AGAIN = -13,          /* not yet; retry */
+    WEFT_ERR_TIMEOUT = -14,        /* a bounded wait ran out */
+    WEFT_ERR_OVERFLOW = -15,       /* an event queue was full: events were dropped */
+    WEFT_ERR_NO_MATCH = -16        /* no match entry accepted the message; it was dropped */
 } weft_status_t;
 
 /* A short, static, human-readable name of a status code. */

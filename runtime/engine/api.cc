@@ -1,0 +1,257 @@
+// The C API of weft.h for the messaging engine: portals and tagged
+// messages. Every call checks that the runtime is up; errors return a
+// status and leave their message for weft_error_message().
+#include <weft.h>
+
+#include <chrono>
+
+#include "engine/engine.hpp"
+#include "rte/runtime.hpp"
+
+using weft::Status;
+using weft::engine::Engine;
+using weft::rt::Runtime;
+
+namespace {
+
+int result(const Status &st) { return st.ok() ? WEFT_SUCCESS : weft::rt::api_fail(st); }
+
+Engine *engine(const char *fn, int *rc)
+{
+    Runtime *rt = Runtime::current();
+    if (!rt) {
+        *rc = weft::rt::api_fail(Status(WEFT_ERR_NOT_AVAILABLE, std::string(fn) + ": call weft_init first"));
+        return nullptr;
+    }
+    return &rt->engine();
+}
+
+#define ENGINE_OR_RETURN(fn)                                                                       \
+    int rc_ = 0;                                                                                   \
+    Engine *e = engine(fn, &rc_);                                                                  \
+    if (!e)                                                                                        \
+        return rc_
+
+constexpr auto kForever = std::chrono::hours(24 * 365);
+
+// Finishes a completed request: status out, request freed, handle cleared.
+int finish(Engine *e, weft::engine::Request *r, weft_request_t *req, weft_msg_status_t *status)
+{
+    if (status)
+        *status = r->status;
+    const int error = r->status.error;
+    e->free_request(r);
+    *req = WEFT_REQUEST_NULL;
+    if (error != WEFT_SUCCESS && error != WEFT_ERR_TRUNCATED)
+        weft::rt::api_fail(Status(error, std::string("request failed: ") + weft_status_string(error)));
+    return error;
+}
+
+} // namespace
+
+extern "C" {
+
+int weft_get_id(uint32_t *rank)
+{
+    Runtime *rt = Runtime::current();
+    if (!rt)
+        return weft::rt::api_fail(Status(WEFT_ERR_NOT_AVAILABLE, "weft_get_id: call weft_init first"));
+    if (!rank)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_get_id: rank is NULL"));
+    *rank = rt->pmix().rank();
+    return WEFT_SUCCESS;
+}
+
+int weft_eq_alloc(unsigned count, weft_eq_handler_t handler, weft_eq_t *eq)
+{
+    ENGINE_OR_RETURN("weft_eq_alloc");
+    return result(e->eq_alloc(count, handler, eq));
+}
+
+int weft_eq_free(weft_eq_t eq)
+{
+    ENGINE_OR_RETURN("weft_eq_free");
+    return result(e->eq_free(eq));
+}
+
+int weft_eq_poll(const weft_eq_t *eqs, int neq, int timeout_ms, weft_event_t *event, int *which)
+{
+    ENGINE_OR_RETURN("weft_eq_poll");
+    if (!eqs || neq <= 0)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_eq_poll: give at least one event queue"));
+    return result(e->eq_poll({eqs, static_cast<size_t>(neq)}, timeout_ms, event, which));
+}
+
+int weft_me_attach(unsigned portal, uint32_t match_rank, uint64_t match_bits, uint64_t ignore_bits,
+                   weft_unlink_t unlink, weft_ins_pos_t pos, weft_me_t *me)
+{
+    ENGINE_OR_RETURN("weft_me_attach");
+    return result(e->me_attach(portal, match_rank, match_bits, ignore_bits, unlink, pos, nullptr, me));
+}
+
+int weft_me_insert(weft_me_t current, uint32_t match_rank, uint64_t match_bits, uint64_t ignore_bits,
+                   weft_unlink_t unlink, weft_ins_pos_t pos, weft_me_t *me)
+{
+    ENGINE_OR_RETURN("weft_me_insert");
+    return result(e->me_insert(current, match_rank, match_bits, ignore_bits, unlink, pos, me));
+}
+
+int weft_me_unlink(weft_me_t me)
+{
+    ENGINE_OR_RETURN("weft_me_unlink");
+    return result(e->me_unlink(me));
+}
+
+int weft_portal_set_lazy(unsigned portal, int lazy)
+{
+    ENGINE_OR_RETURN("weft_portal_set_lazy");
+    return result(e->portal_set_lazy(portal, lazy != 0));
+}
+
+int weft_md_attach(weft_me_t me, const weft_md_desc_t *desc, weft_unlink_t unlink, weft_md_t *md)
+{
+    ENGINE_OR_RETURN("weft_md_attach");
+    if (!desc)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_md_attach: desc is NULL"));
+    return result(e->md_attach(me, *desc, unlink, md));
+}
+
+int weft_md_bind(const weft_md_desc_t *desc, weft_unlink_t unlink, weft_md_t *md)
+{
+    ENGINE_OR_RETURN("weft_md_bind");
+    if (!desc)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_md_bind: desc is NULL"));
+    return result(e->md_bind(*desc, unlink, md));
+}
+
+int weft_md_unlink(weft_md_t md)
+{
+    ENGINE_OR_RETURN("weft_md_unlink");
+    return result(e->md_unlink(md));
+}
+
+int weft_put(weft_md_t md, weft_ack_req_t ack, uint32_t target, unsigned portal, uint64_t match_bits,
+             size_t offset, uint64_t hdr_data)
+{
+    ENGINE_OR_RETURN("weft_put");
+    return result(e->put(md, ack, target, portal, match_bits, offset, hdr_data));
+}
+
+int weft_get(weft_md_t md, uint32_t target, unsigned portal, uint64_t match_bits, size_t offset)
+{
+    ENGINE_OR_RETURN("weft_get");
+    return result(e->get(md, target, portal, match_bits, offset));
+}
+
+int weft_isend(const void *buf, size_t len, uint32_t dest, int32_t tag, weft_request_t *req)
+{
+    ENGINE_OR_RETURN("weft_isend");
+    return result(e->isend(buf, len, dest, tag, weft::engine::kTaggedContextUser, req));
+}
+
+int weft_irecv(void *buf, size_t len, uint32_t source, int32_t tag, weft_request_t *req)
+{
+    ENGINE_OR_RETURN("weft_irecv");
+    return result(e->irecv(buf, len, source, tag, weft::engine::kTaggedContextUser, req));
+}
+
+int weft_send(const void *buf, size_t len, uint32_t dest, int32_t tag)
+{
+    ENGINE_OR_RETURN("weft_send");
+    return result(e->send(buf, len, dest, tag, weft::engine::kTaggedContextUser));
+}
+
+int weft_recv(void *buf, size_t len, uint32_t source, int32_t tag, weft_msg_status_t *status)
+{
+    weft_request_t req;
+    if (int rc = weft_irecv(buf, len, source, tag, &req); rc != WEFT_SUCCESS)
+        return rc;
+    return weft_wait(&req, status);
+}
+
+int weft_wait(weft_request_t *req, weft_msg_status_t *status)
+{
+    ENGINE_OR_RETURN("weft_wait");
+    if (!req)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_wait: req is NULL"));
+    if (*req == WEFT_REQUEST_NULL) {
+        if (status)
+            *status = weft_msg_status_t{};
+        return WEFT_SUCCESS;
+    }
+    weft::engine::Request *r = e->request(*req);
+    if (!r)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_wait: not a request (stale or invalid)"));
+    if (!r->done)
+        Runtime::current()->progress().wait_until([r] { return r->done; }, kForever);
+    return finish(e, r, req, status);
+}
+
+int weft_test(weft_request_t *req, int *done, weft_msg_status_t *status)
+{
+    ENGINE_OR_RETURN("weft_test");
+    if (!req || !done)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_test: req and done must not be NULL"));
+    *done = 0;
+    if (*req == WEFT_REQUEST_NULL) {
+        *done = 1;
+        return WEFT_SUCCESS;
+    }
+    weft::engine::Request *r = e->request(*req);
+    if (!r)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_test: not a request (stale or invalid)"));
+    if (!r->done)
+        Runtime::current()->progress().progress();
+    if (!r->done)
+        return WEFT_SUCCESS;
+    *done = 1;
+    return finish(e, r, req, status);
+}
+
+int weft_waitall(int n, weft_request_t *reqs, weft_msg_status_t *statuses)
+{
+    ENGINE_OR_RETURN("weft_waitall");
+    if (n < 0 || (n > 0 && !reqs))
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_waitall: bad request array"));
+    int first_error = WEFT_SUCCESS;
+    for (int i = 0; i < n; ++i) {
+        int rc = weft_wait(&reqs[i], statuses ? &statuses[i] : nullptr);
+        if (rc != WEFT_SUCCESS && first_error == WEFT_SUCCESS)
+            first_error = rc;
+    }
+    return first_error;
+}
+
+int weft_waitany(int n, weft_request_t *reqs, int *index, weft_msg_status_t *status)
+{
+    ENGINE_OR_RETURN("weft_waitany");
+    if (n < 0 || (n > 0 && !reqs) || !index)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_waitany: bad request array or index"));
+    *index = -1;
+    bool any = false;
+    for (int i = 0; i < n; ++i) {
+        if (reqs[i] == WEFT_REQUEST_NULL)
+            continue;
+        if (!e->request(reqs[i]))
+            return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_waitany: request " + std::to_string(i) +
+                                                                     " is stale or invalid"));
+        any = true;
+    }
+    if (!any)
+        return WEFT_SUCCESS;   // nothing to wait for: index stays -1
+    int found = -1;
+    Runtime::current()->progress().wait_until(
+        [&] {
+            for (int i = 0; i < n; ++i)
+                if (reqs[i] != WEFT_REQUEST_NULL && e->request(reqs[i])->done) {
+                    found = i;
+                    return true;
+                }
+            return false;
+        },
+        kForever);
+    *index = found;
+    return finish(e, e->request(reqs[found]), &reqs[found], status);
+}
+
+} // extern "C"

@@ -1,0 +1,483 @@
+// The engine's set-up, its objects (EQ, ME, MD), and the initiator side:
+// starting puts, gets and tagged sends, queueing them until a peer is
+// connected or its transport has room, and finishing them.
+#include "engine/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "log/log.hpp"
+#include "rte/endpoints.hpp"
+#include "rte/runtime.hpp"
+
+namespace weft::engine {
+
+namespace {
+template <class H>
+std::span<const std::byte> bytes_of(const H &h)
+{
+    return {reinterpret_cast<const std::byte *>(&h), sizeof h};
+}
+} // namespace
+
+Engine *g_engine_for_callbacks = nullptr;
+
+Engine::Engine(rt::Runtime &rt) : rt_(rt) {}
+
+Engine::~Engine()
+{
+    if (g_engine_for_callbacks == this)
+        g_engine_for_callbacks = nullptr;
+    rt_.set_handler(wire::kAmEngine, nullptr, nullptr);
+    rt_.set_peer_failed_handler(nullptr, nullptr);
+    // Registrations of unfinished rendezvous sends go back to their modules.
+    ops_.for_each([](Op *op) {
+        if (op->reg_module && op->reg_module->ops->mem_deregister)
+            op->reg_module->ops->mem_deregister(op->reg_module, &op->reg);
+    });
+}
+
+Status Engine::init()
+{
+    my_rank_ = rt_.pmix().rank();
+    job_size_ = rt_.pmix().size();
+    auto &params = rt_.framework().params();
+    eager_limit_cap_ = params.find("engine_base_eager_limit")->as_size();
+    eager_window_ = params.find("engine_base_eager_window")->as_size();
+    chunk_ = std::max<size_t>(4096, params.find("engine_base_rndv_chunk")->as_size());
+    rndv_rdma_ = params.find("engine_base_rndv_rdma")->as_bool();
+    peers_.resize(job_size_);
+    portals_[WEFT_PT_TAGGED].lazy = true;
+    if (Status st = rt_.set_handler(wire::kAmEngine, on_am, this); !st.ok())
+        return st;
+    rt_.set_peer_failed_handler(on_peer_failed, this);
+    rt_.progress().add(poll, this, -1);
+    g_engine_for_callbacks = this;
+    return Status::success();
+}
+
+// ---------------------------------------------------------------- peers
+
+PeerState *Engine::peer_for_send(uint32_t rank, Status *err)
+{
+    if (rank >= job_size_) {
+        *err = Status(WEFT_ERR_BAD_PARAM, "rank " + std::to_string(rank) + " is not in the job (size " +
+                                              std::to_string(job_size_) + ")");
+        return nullptr;
+    }
+    auto &slot = peers_[rank];
+    if (!slot)
+        slot = std::make_unique<PeerState>();
+    PeerState &ps = *slot;
+    if (!ps.peer && !ps.failed) {
+        Status st = rt_.endpoints().start(rank);
+        ps.peer = rt_.endpoints().peer(rank);
+        if (!st.ok()) {
+            ps.failed = true;
+            ps.failure = st.message();
+        }
+    }
+    if (ps.failed) {
+        *err = Status(WEFT_ERR_UNREACHABLE, ps.failure);
+        return nullptr;
+    }
+    return &ps;
+}
+
+bool Engine::connected(PeerState &ps)
+{
+    if (ps.ep)
+        return true;
+    if (!ps.peer || ps.peer->state != rt::PeerState::Connected || ps.peer->endpoints.empty())
+        return false;
+    ps.ep = ps.peer->endpoints.front();
+    const weft_btl_caps_t &caps = ps.ep->module->caps;
+    ps.eager_limit = eager_limit_cap_ ? std::min(caps.eager_limit, eager_limit_cap_) : caps.eager_limit;
+    // An eager frame must fit one send with its header.
+    if (caps.max_send > sizeof(wire::Put))
+        ps.eager_limit = std::min(ps.eager_limit, caps.max_send - sizeof(wire::Put));
+    ps.inline_max = (ps.ep->module->ops->sendi && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
+    return true;
+}
+
+void Engine::enqueue(PeerState &ps, Op *op)
+{
+    op->next_queued = nullptr;
+    if (ps.queue_tail)
+        ps.queue_tail->next_queued = op;
+    else
+        ps.queue_head = op;
+    ps.queue_tail = op;
+    mark_busy(ps);
+}
+
+void Engine::mark_busy(PeerState &ps)
+{
+    if (ps.busy)
+        return;
+    ps.busy = true;
+    busy_.push_back(&ps);
+}
+
+int Engine::send_frame(PeerState &ps, std::span<const std::byte> hdr, std::span<const std::byte> payload)
+{
+    weft_btl_endpoint_t *ep = ps.ep;
+    if (hdr.size() + payload.size() <= ps.inline_max)
+        return ep->module->ops->sendi(ep, wire::kAmEngine, hdr.data(), hdr.size(), payload.data(),
+                                      payload.size());
+    iovec iov[2] = {{const_cast<std::byte *>(hdr.data()), hdr.size()},
+                    {const_cast<std::byte *>(payload.data()), payload.size()}};
+    return ep->module->ops->send(ep, wire::kAmEngine, iov, payload.empty() ? 1 : 2);
+}
+
+void Engine::send_control(PeerState &ps, std::span<const std::byte> frame)
+{
+    if (ps.failed)
+        return;
+    if (ps.control.empty() && connected(ps)) {
+        int rc = send_frame(ps, frame, {});
+        if (rc == WEFT_SUCCESS)
+            return;
+        if (rc != WEFT_ERR_AGAIN) {
+            rt_.framework().logger().write("engine", "base", WEFT_LOG_WARN,
+                                           std::string("cannot send a ") +
+                                               wire::type_name(static_cast<wire::Type>(frame[0])) +
+                                               " frame: " + weft_status_string(rc));
+            return;
+        }
+    }
+    ps.control.emplace_back(frame.begin(), frame.end());
+    mark_busy(ps);
+}
+
+void Engine::send_control_to(uint32_t rank, std::span<const std::byte> frame)
+{
+    Status err;
+    if (PeerState *ps = peer_for_send(rank, &err))
+        send_control(*ps, frame);
+}
+
+// ---------------------------------------------------------------- initiator
+
+bool Engine::start_op(PeerState &ps, Op *op)
+{
+    switch (op->kind) {
+    case Op::Kind::Put:
+    case Op::Kind::TaggedSend:
+        if (op->state == Op::State::Sending)
+            return continue_data(ps, op);
+        return start_put(ps, op);
+    case Op::Kind::Get: {
+        wire::GetReq g{};
+        g.type = static_cast<uint8_t>(wire::Type::GetReq);
+        g.portal = static_cast<uint8_t>(op->portal);
+        g.length = op->length;
+        g.match_bits = op->match_bits;
+        g.offset = op->offset;
+        g.op = op->handle;
+        int rc = send_frame(ps, bytes_of(g), {});
+        if (rc == WEFT_ERR_AGAIN)
+            return false;
+        if (rc != WEFT_SUCCESS) {
+            complete_op(op, rc, 0);
+            return true;
+        }
+        op->state = Op::State::WaitReply;
+        return true;
+    }
+    case Op::Kind::Reply:
+        return continue_reply(ps, op);
+    }
+    return true;
+}
+
+bool Engine::start_put(PeerState &ps, Op *op)
+{
+    const bool eager = op->length <= ps.eager_limit && ps.eager_outstanding + op->length <= eager_window_;
+    const std::span<const std::byte> data(op->data, op->length);
+    int rc;
+    if (eager && !op->ack && op->offset == 0 && op->hdr_data == 0) {
+        wire::Eager e{};
+        e.type = static_cast<uint8_t>(wire::Type::Eager);
+        e.portal = static_cast<uint8_t>(op->portal);
+        e.length = static_cast<uint32_t>(op->length);
+        e.match_bits = op->match_bits;
+        rc = send_frame(ps, bytes_of(e), data);
+    } else if (eager) {
+        wire::Put p{};
+        p.type = static_cast<uint8_t>(wire::Type::Put);
+        p.portal = static_cast<uint8_t>(op->portal);
+        p.flags = op->ack ? wire::kFlagAck : 0;
+        p.length = static_cast<uint32_t>(op->length);
+        p.match_bits = op->match_bits;
+        p.offset = op->offset;
+        p.hdr_data = op->hdr_data;
+        p.op = op->handle;
+        rc = send_frame(ps, bytes_of(p), data);
+    } else {
+        wire::Rts r{};
+        r.type = static_cast<uint8_t>(wire::Type::Rts);
+        r.portal = static_cast<uint8_t>(op->portal);
+        r.flags = op->ack ? wire::kFlagAck : 0;
+        r.length = op->length;
+        r.match_bits = op->match_bits;
+        r.offset = op->offset;
+        r.hdr_data = op->hdr_data;
+        r.op = op->handle;
+        weft_btl_module_t *m = ps.ep->module;
+        // RDMA: the target reads the data itself (single copy), when the
+        // module can and the buffer registers.
+        if (rndv_rdma_ && !op->reg_module && (m->caps.flags & WEFT_BTL_FLAG_GET) && m->ops->mem_register &&
+            m->ops->get && op->length > 0) {
+            op->reg.size = sizeof op->reg;
+            if (m->ops->mem_register(m, const_cast<std::byte *>(op->data), op->length, &op->reg) ==
+                    WEFT_SUCCESS &&
+                op->reg.rkey_len <= sizeof op->reg.rkey && op->reg.rkey_len <= 64)
+                op->reg_module = m;
+        }
+        std::span<const std::byte> rkey;
+        if (op->reg_module) {
+            r.rkey_len = static_cast<uint8_t>(op->reg.rkey_len);
+            r.addr = reinterpret_cast<uint64_t>(op->data);
+            rkey = std::span(reinterpret_cast<const std::byte *>(op->reg.rkey), op->reg.rkey_len);
+        }
+        rc = send_frame(ps, bytes_of(r), rkey);
+        if (rc == WEFT_SUCCESS) {
+            op->rendezvous = true;
+            op->state = Op::State::WaitFin;
+            return true;
+        }
+    }
+    if (rc == WEFT_ERR_AGAIN)
+        return false;
+    if (rc != WEFT_SUCCESS) {
+        complete_op(op, rc, 0);
+        return true;
+    }
+    ps.eager_outstanding += op->length;
+    if (op->ack) {
+        // The data is out: the source may be reused; the ACK comes later.
+        if (op->md)
+            post_event(op->md, WEFT_EVENT_SEND, my_rank_, op->target, op->portal, op->match_bits,
+                       op->length, op->length, 0, op->hdr_data, WEFT_SUCCESS);
+        op->state = Op::State::WaitAck;
+        return true;
+    }
+    complete_op(op, WEFT_SUCCESS, op->length);
+    return true;
+}
+
+// Cts mode: the target asked for the data in chunks.
+bool Engine::continue_data(PeerState &ps, Op *op)
+{
+    const size_t max_chunk = std::min(chunk_, ps.ep->module->caps.max_send - sizeof(wire::Data));
+    while (op->sent < op->granted) {
+        const size_t n = std::min(max_chunk, op->granted - op->sent);
+        wire::Data d{};
+        d.type = static_cast<uint8_t>(wire::Type::Data);
+        d.length = static_cast<uint32_t>(n);
+        d.token = op->token;
+        d.chunk_offset = op->sent;
+        int rc = send_frame(ps, bytes_of(d), std::span(op->data + op->sent, n));
+        if (rc == WEFT_ERR_AGAIN)
+            return false;
+        if (rc != WEFT_SUCCESS) {
+            complete_op(op, rc, op->sent);
+            return true;
+        }
+        op->sent += n;
+    }
+    op->state = Op::State::WaitFin;
+    return true;
+}
+
+// Target side of a get: the reply chunks.
+bool Engine::continue_reply(PeerState &ps, Op *op)
+{
+    const size_t max_chunk = std::min(chunk_, ps.ep->module->caps.max_send - sizeof(wire::Reply));
+    do {
+        const size_t n = std::min(max_chunk, op->length - op->sent);
+        wire::Reply r{};
+        r.type = static_cast<uint8_t>(wire::Type::Reply);
+        r.last = op->sent + n == op->length;
+        r.status = op->reply_status;
+        r.op = op->token;
+        r.chunk_offset = op->sent;
+        r.mlength = op->length;
+        r.length = static_cast<uint32_t>(n);
+        int rc = send_frame(ps, bytes_of(r), std::span(op->data + op->sent, n));
+        if (rc == WEFT_ERR_AGAIN)
+            return false;
+        if (rc != WEFT_SUCCESS) {
+            complete_op(op, rc, op->sent);
+            return true;
+        }
+        op->sent += n;
+    } while (op->sent < op->length);
+    complete_op(op, WEFT_SUCCESS, op->length);
+    return true;
+}
+
+void Engine::complete_op(Op *op, int status, size_t mlength)
+{
+    if (op->reg_module) {
+        if (op->reg_module->ops->mem_deregister)
+            op->reg_module->ops->mem_deregister(op->reg_module, &op->reg);
+        op->reg_module = nullptr;
+    }
+    switch (op->kind) {
+    case Op::Kind::TaggedSend:
+        if (Request *r = op->request) {
+            r->done = true;
+            r->status.error = status;
+            r->status.count = status == WEFT_SUCCESS ? op->length : 0;
+        }
+        break;
+    case Op::Kind::Put:
+        if (op->md) {
+            // SEND was already posted for an eager put with an ACK request.
+            if (op->state != Op::State::WaitAck)
+                post_event(op->md, WEFT_EVENT_SEND, my_rank_, op->target, op->portal, op->match_bits,
+                           op->length, status == WEFT_SUCCESS ? op->length : 0, 0, op->hdr_data, status);
+            if (op->ack)
+                post_event(op->md, WEFT_EVENT_ACK, my_rank_, op->target, op->portal, op->match_bits,
+                           op->length, mlength, op->ack_offset, op->hdr_data, status);
+        }
+        break;
+    case Op::Kind::Get:
+        if (op->md)
+            post_event(op->md, WEFT_EVENT_REPLY, my_rank_, op->target, op->portal, op->match_bits,
+                       op->length, mlength, 0, 0, status);
+        break;
+    case Op::Kind::Reply:
+        if (op->md)
+            post_event(op->md, WEFT_EVENT_GET, op->target, my_rank_, op->portal, op->match_bits,
+                       op->rlength, op->length, op->md_offset, 0, status);
+        break;
+    }
+    if (Md *md = op->md) {
+        --md->pending;
+        md_used(md);
+    }
+    ops_.free(op);
+}
+
+// ---------------------------------------------------------------- progress
+
+int Engine::poll(void *ctx)
+{
+    auto *e = static_cast<Engine *>(ctx);
+    return e->busy_.empty() ? 0 : e->progress();
+}
+
+int Engine::progress()
+{
+    int events = 0;
+    // Peers may be marked busy again while we work; handle the current set.
+    std::vector<PeerState *> work;
+    work.swap(busy_);
+    for (PeerState *ps : work) {
+        ps->busy = false;
+        if (ps->failed || !connected(*ps)) {
+            if (!ps->failed)
+                mark_busy(*ps);
+            continue;
+        }
+        while (!ps->control.empty()) {
+            int rc = send_frame(*ps, ps->control.front(), {});
+            if (rc == WEFT_ERR_AGAIN)
+                break;
+            ps->control.pop_front();
+            ++events;
+        }
+        while (ps->control.empty() && ps->queue_head) {
+            Op *op = ps->queue_head;
+            Op *next = op->next_queued;   // start_op may finish (free) op
+            if (!start_op(*ps, op))
+                break;
+            ps->queue_head = next;
+            if (!next)
+                ps->queue_tail = nullptr;
+            ++events;
+        }
+        if (!ps->control.empty() || ps->queue_head)
+            mark_busy(*ps);
+    }
+    if (!work.empty() && busy_.empty())
+        busy_.swap(work), busy_.clear();   // keep the vector's capacity
+    return events;
+}
+
+// ---------------------------------------------------------------- failures
+
+void Engine::on_peer_failed(void *ctx, uint32_t rank, const std::string &why)
+{
+    static_cast<Engine *>(ctx)->fail_peer_ops(rank, why);
+}
+
+void Engine::fail_peer_ops(uint32_t rank, const std::string &why)
+{
+    if (rank >= job_size_)
+        return;
+    auto &slot = peers_[rank];
+    if (!slot)
+        slot = std::make_unique<PeerState>();
+    PeerState &ps = *slot;
+    ps.failed = true;
+    ps.failure = why;
+    ps.queue_head = ps.queue_tail = nullptr;
+    ps.control.clear();
+    std::vector<Op *> dead;
+    ops_.for_each([&](Op *op) {
+        if (op->target == rank)
+            dead.push_back(op);
+    });
+    for (Op *op : dead)
+        complete_op(op, WEFT_ERR_UNREACHABLE, 0);
+    std::vector<Incoming *> broken;
+    incoming_.for_each([&](Incoming *in) {
+        if (in->source == rank)
+            broken.push_back(in);
+    });
+    for (Incoming *in : broken)
+        finish_incoming(in, WEFT_ERR_UNREACHABLE);
+    // Receives that only this peer could satisfy fail too.
+    std::vector<Md *> waiting;
+    mds_.for_each([&](Md *md) {
+        if (md->request && md->me && md->me->match_rank == rank)
+            waiting.push_back(md);
+    });
+    for (Md *md : waiting) {
+        Request *r = md->request;
+        r->done = true;
+        r->status.source = rank;
+        r->status.error = WEFT_ERR_UNREACHABLE;
+        md_release(md, false);
+    }
+    rt_.framework().logger().write("engine", "base", WEFT_LOG_INFO,
+                                   "rank " + std::to_string(rank) + " failed: " + why);
+}
+
+// ---------------------------------------------------------------- finalize
+
+Status Engine::drain(std::chrono::milliseconds timeout)
+{
+    const bool done = rt_.progress().wait_until(
+        [&] {
+            bool pending = false;
+            ops_.for_each([&](Op *op) {
+                if (!peers_[op->target] || !peers_[op->target]->failed)
+                    pending = true;
+            });
+            return !pending && busy_.empty();
+        },
+        timeout);
+    if (!done)
+        return Status(WEFT_ERR_TIMEOUT, "weft_finalize: " + std::to_string(ops_.live()) +
+                                            " operations did not finish within " +
+                                            std::to_string(timeout.count()) +
+                                            " ms (a peer that never receives?)");
+    return Status::success();
+}
+
+} // namespace weft::engine

@@ -1,0 +1,294 @@
+// The messaging engine: LNet-style portals (match entries, memory
+// descriptors, event queues, put/get) and MPI-style tagged messages on top,
+// carried by the btl modules the runtime chose for each peer.
+//
+// Protocols (wire.hpp):
+//  - eager: a put up to the peer's eager limit goes in one active message,
+//    through the module's inline sendi when it fits; the sender's data is
+//    copied out when the call returns;
+//  - rendezvous: larger puts send a header (Rts); the target matches it and
+//    either reads the data by RDMA get (when the module can and the sender
+//    registered its buffer) or asks for it in chunks (Cts, Data);
+//  - get: a request, answered by Reply chunks.
+// Per-peer order: every header goes through the peer's primary module, so
+// matching sees one peer's messages in the order they were sent.
+// Flow control: each peer may have at most engine_base_eager_window bytes of
+// eager data not yet consumed by the target; past that the sender uses the
+// rendezvous protocol, whose headers are small, until the target returns
+// credits. This bounds the memory the unexpected queue can hold.
+//
+// Everything runs in the caller's thread and in progress(); no locks. The
+// small-message path allocates nothing once the pools are warm.
+#pragma once
+
+#include <weft.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.hpp"
+#include "engine/pool.hpp"
+#include "engine/wire.hpp"
+
+namespace weft::rt { class Runtime; struct Peer; }
+
+namespace weft::engine {
+
+inline constexpr uint32_t kTaggedContextUser = 0;     // weft_send/weft_recv
+inline constexpr uint32_t kTaggedContextBarrier = 1;  // weft_barrier
+inline constexpr size_t kInlineUnexpected = 256;      // unexpected data kept without heap
+
+struct Md;
+struct Request;
+
+struct Eq {
+    uint64_t handle = 0;
+    std::vector<weft_event_t> ring;
+    size_t head = 0, count = 0;
+    uint64_t sequence = 0;
+    bool dropped = false;
+    uint64_t last_md = 0;                  // MD of the newest stored event
+    weft_eq_handler_t handler = nullptr;
+};
+
+struct Me {
+    uint64_t handle = 0;
+    unsigned portal = 0;
+    uint32_t match_rank = WEFT_RANK_ANY;
+    uint64_t match_bits = 0, ignore_bits = 0;
+    weft_unlink_t unlink = WEFT_RETAIN;
+    Md *md = nullptr;
+    Me *prev = nullptr, *next = nullptr;   // the portal's list
+};
+
+struct Md {
+    uint64_t handle = 0;
+    weft_md_desc_t desc{};
+    weft_unlink_t unlink = WEFT_RETAIN;
+    Me *me = nullptr;                      // attached, or null when bound
+    int threshold = 0;
+    size_t local_offset = 0;
+    int pending = 0;                       // operations still moving data
+    bool unlink_when_idle = false;         // used up or unlinked while pending
+    Request *request = nullptr;            // a tagged receive's MD
+};
+
+// A tagged send or receive the application waits for.
+struct Request {
+    uint64_t handle = 0;
+    bool done = false;
+    bool is_recv = false;
+    weft_msg_status_t status{};
+    Md *md = nullptr;                      // a posted receive's MD (until matched)
+};
+
+// An operation this process started and that is not finished.
+struct Op {
+    uint64_t handle = 0;
+    // Reply: the target side of a get, sending its data back.
+    enum class Kind { Put, Get, TaggedSend, Reply } kind = Kind::Put;
+    enum class State { Queued, WaitAck, WaitFin, Sending, WaitReply } state = State::Queued;
+    Md *md = nullptr;                      // Put/Get: the bound MD
+    Request *request = nullptr;            // TaggedSend
+    uint32_t target = 0;
+    unsigned portal = 0;
+    uint64_t match_bits = 0, hdr_data = 0;
+    size_t offset = 0;                     // remote offset
+    const std::byte *data = nullptr;       // Put/TaggedSend source
+    std::byte *sink = nullptr;             // Get destination
+    size_t length = 0;
+    bool ack = false;
+    bool rendezvous = false;
+    size_t sent = 0;                       // Cts mode: bytes sent so far
+    uint64_t token = 0;                    // Cts mode: the target's receive; Reply: the get's op
+    size_t granted = 0;                    // Cts mode: bytes the target takes
+    size_t ack_offset = 0;                 // where the target put it (from the Ack)
+    int reply_status = 0;                  // Reply: the answer to the get
+    size_t rlength = 0;                    // Reply: bytes the get asked for
+    size_t md_offset = 0;                  // Reply: where in the MD
+    size_t received = 0;                   // Get: reply bytes so far
+    weft_btl_reg_t reg{};                  // rendezvous by RDMA: the registration
+    weft_btl_module_t *reg_module = nullptr;
+    Op *next_queued = nullptr;             // the peer's queue
+};
+
+// A put that arrived before a match entry wanted it (lazy portals).
+struct Unexpected {
+    uint64_t handle = 0;
+    uint32_t source = 0;
+    wire::Type type = wire::Type::Eager;
+    uint8_t flags = 0;
+    unsigned portal = 0;
+    uint64_t match_bits = 0, offset = 0, hdr_data = 0, op = 0;
+    size_t length = 0;                     // the put's total length
+    uint64_t addr = 0;                     // Rts by RDMA
+    std::array<uint8_t, 64> rkey{};
+    size_t rkey_len = 0;
+    weft_btl_endpoint_t *ep = nullptr;     // where it came from
+    std::array<std::byte, kInlineUnexpected> inline_data{};
+    std::vector<std::byte> heap_data;      // eager data above kInlineUnexpected
+    Unexpected *next = nullptr;
+    std::span<const std::byte> data() const
+    {
+        return length <= kInlineUnexpected ? std::span<const std::byte>(inline_data.data(), length)
+                                           : std::span<const std::byte>(heap_data);
+    }
+};
+
+// A rendezvous put this process is receiving in chunks (Cts mode).
+struct Incoming {
+    uint64_t handle = 0;
+    Md *md = nullptr;
+    uint32_t source = 0;
+    uint64_t op = 0;                       // the initiator's id
+    uint64_t match_bits = 0, hdr_data = 0;
+    size_t offset = 0, rlength = 0, mlength = 0, received = 0;
+    bool ack = false;
+    unsigned portal = 0;
+};
+
+struct Portal {
+    Me *head = nullptr, *tail = nullptr;
+    bool lazy = false;
+    Unexpected *uq_head = nullptr, *uq_tail = nullptr;
+};
+
+struct PeerState {
+    rt::Peer *peer = nullptr;              // the runtime's (stable) peer, once resolved
+    weft_btl_endpoint_t *ep = nullptr;     // primary endpoint once connected
+    size_t eager_limit = 0;                // min(module eager limit, engine limit)
+    size_t inline_max = 0;
+    size_t eager_outstanding = 0;          // sent, not yet credited back
+    size_t consumed_unreported = 0;        // received and matched, not yet credited
+    Op *queue_head = nullptr, *queue_tail = nullptr;   // ops waiting for the connection
+    std::deque<std::vector<std::byte>> control;        // control frames that got AGAIN
+    bool busy = false;                     // in the engine's busy list
+    bool failed = false;
+    std::string failure;
+};
+
+class Engine;
+// The process's engine, for the btl's RDMA completion callbacks (which get
+// an operation handle, never a pointer that may be stale).
+extern Engine *g_engine_for_callbacks;
+
+class Engine {
+public:
+    explicit Engine(rt::Runtime &rt);
+    ~Engine();
+    Engine(const Engine &) = delete;
+    Engine &operator=(const Engine &) = delete;
+
+    Status init();
+    // Finishes what is in flight (bounded), then releases everything.
+    Status drain(std::chrono::milliseconds timeout);
+
+    // Portals API (weft.h); errors carry a message.
+    Status eq_alloc(unsigned count, weft_eq_handler_t handler, weft_eq_t *eq);
+    Status eq_free(weft_eq_t eq);
+    Status eq_poll(std::span<const weft_eq_t> eqs, int timeout_ms, weft_event_t *ev, int *which);
+    Status me_attach(unsigned portal, uint32_t rank, uint64_t bits, uint64_t ignore, weft_unlink_t unlink,
+                     weft_ins_pos_t pos, Me *relative_to, weft_me_t *out);
+    Status me_insert(weft_me_t current, uint32_t rank, uint64_t bits, uint64_t ignore,
+                     weft_unlink_t unlink, weft_ins_pos_t pos, weft_me_t *out);
+    Status me_unlink(weft_me_t me);
+    Status portal_set_lazy(unsigned portal, bool lazy);
+    Status md_attach(weft_me_t me, const weft_md_desc_t &desc, weft_unlink_t unlink, weft_md_t *out);
+    Status md_bind(const weft_md_desc_t &desc, weft_unlink_t unlink, weft_md_t *out);
+    Status md_unlink(weft_md_t md);
+    Status put(weft_md_t md, weft_ack_req_t ack, uint32_t target, unsigned portal, uint64_t bits,
+               size_t offset, uint64_t hdr_data);
+    Status get(weft_md_t md, uint32_t target, unsigned portal, uint64_t bits, size_t offset);
+
+    // Tagged messages.
+    Status isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context,
+                 weft_request_t *req);
+    Status irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
+                 weft_request_t *req);
+    // Blocking send without a request object when it can complete at once.
+    Status send(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);
+    Request *request(weft_request_t r);
+    void free_request(Request *r);
+    Status barrier();
+
+    // The engine's progress: queued operations and control frames.
+    int progress();
+    bool idle() const { return busy_.empty(); }
+    size_t dropped() const { return dropped_; }
+    size_t rejected() const { return rejected_; }
+
+private:
+    friend struct EngineAccess;
+    static void on_am(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len);
+    static void on_peer_failed(void *ctx, uint32_t rank, const std::string &why);
+    static int poll(void *ctx);
+
+    // Peers and sending.
+    PeerState *peer_for_send(uint32_t rank, Status *err);
+    bool connected(PeerState &ps);
+    void enqueue(PeerState &ps, Op *op);
+    void mark_busy(PeerState &ps);
+    bool continue_reply(PeerState &ps, Op *op);
+    void finish_incoming(Incoming *in, int status);
+    int send_frame(PeerState &ps, std::span<const std::byte> hdr, std::span<const std::byte> payload);
+    void send_control(PeerState &ps, std::span<const std::byte> frame);
+    void send_control_to(uint32_t rank, std::span<const std::byte> frame);
+    // Starts (or continues) an op; false when it must wait (queued).
+    bool start_op(PeerState &ps, Op *op);
+    bool start_put(PeerState &ps, Op *op);
+    bool continue_data(PeerState &ps, Op *op);
+    void complete_op(Op *op, int status, size_t mlength);
+    void fail_peer_ops(uint32_t rank, const std::string &why);
+
+    // Receiving (engine_target.cc).
+    void handle(weft_btl_endpoint_t *ep, const wire::Frame &f);
+    void handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f);
+    void handle_ack(const wire::Frame &f, bool fin);
+    void handle_get(weft_btl_endpoint_t *ep, const wire::Frame &f);
+    void handle_reply(const wire::Frame &f);
+    void handle_cts(weft_btl_endpoint_t *ep, const wire::Frame &f);
+    void handle_data(const wire::Frame &f);
+    void handle_credit(uint32_t src, const wire::Frame &f);
+    Me *match(unsigned portal, uint32_t src, uint64_t bits, unsigned op, size_t rlength, size_t offset);
+    bool md_accepts(const Md &md, unsigned op, size_t rlength, size_t offset) const;
+    // Lands a put (eager data or a rendezvous header) into md.
+    void deliver(Md *md, const Unexpected &u, std::span<const std::byte> data);
+    void consume_credit(uint32_t src, size_t bytes);
+    void drain_unexpected_into(Me *me);
+    // A malformed or unexpected frame from a peer: counted, logged (bounded).
+    void reject(uint32_t src, const std::string &why);
+    static void on_rdma_done(weft_btl_endpoint_t *ep, void *ctx, int status);
+    void post_event(Md *md, weft_event_kind_t kind, uint32_t initiator, uint32_t target, unsigned portal,
+                    uint64_t bits, size_t rlength, size_t mlength, size_t offset, uint64_t hdr_data,
+                    int status);
+    void md_used(Md *md);                  // threshold bookkeeping after an operation
+    void md_release(Md *md, bool explicit_unlink);
+    void me_remove(Me *me);
+    Unexpected *take_unexpected(unsigned portal, uint32_t rank, uint64_t bits, uint64_t ignore);
+
+    rt::Runtime &rt_;
+    uint32_t my_rank_ = 0, job_size_ = 1;
+    size_t eager_limit_cap_ = 0, eager_window_ = 0, chunk_ = 0;
+    bool rndv_rdma_ = true;
+    std::vector<std::unique_ptr<PeerState>> peers_;
+    std::array<Portal, WEFT_MAX_PORTALS> portals_{};
+    Pool<Eq, 1> eqs_;
+    Pool<Me, 2> mes_;
+    Pool<Md, 3> mds_;
+    Pool<Request, 4> requests_;
+    Pool<Op, 5> ops_;
+    Pool<Unexpected, 6> unexpected_;
+    Pool<Incoming, 7> incoming_;
+    std::vector<PeerState *> busy_;        // peers with queued ops or control frames
+    size_t dropped_ = 0;                   // puts that matched nothing (non-lazy portal)
+    size_t rejected_ = 0;                  // malformed frames
+    uint32_t barrier_epoch_ = 0;
+};
+
+} // namespace weft::engine

@@ -1,0 +1,465 @@
+// The receiving side: frames from peers, matching against the portals'
+// match entries, landing data in memory descriptors, the unexpected queue
+// of lazy portals, rendezvous by RDMA get or by chunks, gets, and credits.
+#include <algorithm>
+#include <cstring>
+
+#include "engine/engine.hpp"
+#include "log/log.hpp"
+#include "rte/runtime.hpp"
+
+namespace weft::engine {
+
+namespace {
+template <class H>
+std::span<const std::byte> bytes_of(const H &h)
+{
+    return {reinterpret_cast<const std::byte *>(&h), sizeof h};
+}
+
+wire::Ack make_ack(wire::Type type, uint64_t op, int status, uint64_t mlength, uint64_t offset,
+                   bool no_event = false)
+{
+    wire::Ack a{};
+    a.type = static_cast<uint8_t>(type);
+    a.flags = no_event ? wire::kAckNoEvent : 0;
+    a.status = status;
+    a.op = op;
+    a.mlength = mlength;
+    a.offset = offset;
+    return a;
+}
+} // namespace
+
+void Engine::on_am(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len)
+{
+    auto *e = static_cast<Engine *>(ctx);
+    wire::Frame f;
+    std::string why;
+    if (!wire::parse({static_cast<const std::byte *>(data), len}, &f, &why)) {
+        // A peer of this job sent garbage: say so once per peer and drop it.
+        e->reject(ep->peer_rank, why);
+        return;
+    }
+    e->handle(ep, f);
+}
+
+void Engine::reject(uint32_t src, const std::string &why)
+{
+    ++rejected_;
+    if (rejected_ <= 8 || rt_.framework().logger().enabled("engine", WEFT_LOG_DEBUG))
+        rt_.framework().logger().write("engine", "base", WEFT_LOG_WARN,
+                                       "dropped a malformed frame from rank " + std::to_string(src) +
+                                           ": " + why);
+}
+
+void Engine::handle(weft_btl_endpoint_t *ep, const wire::Frame &f)
+{
+    switch (f.type) {
+    case wire::Type::Eager:
+    case wire::Type::Put:
+    case wire::Type::Rts: handle_put_like(ep, f); return;
+    case wire::Type::Ack: handle_ack(f, false); return;
+    case wire::Type::Fin: handle_ack(f, true); return;
+    case wire::Type::GetReq: handle_get(ep, f); return;
+    case wire::Type::Reply: handle_reply(f); return;
+    case wire::Type::Cts: handle_cts(ep, f); return;
+    case wire::Type::Data: handle_data(f); return;
+    case wire::Type::Credit: handle_credit(ep->peer_rank, f); return;
+    }
+}
+
+// ---------------------------------------------------------------- matching
+
+bool Engine::md_accepts(const Md &md, unsigned op, size_t rlength, size_t offset) const
+{
+    if (md.threshold == 0 || !(md.desc.options & op))
+        return false;
+    const size_t off = (md.desc.options & WEFT_MD_MANAGE_REMOTE) ? offset : md.local_offset;
+    const size_t space = md.desc.length > off ? md.desc.length - off : 0;
+    size_t fits = space;
+    if (md.desc.options & WEFT_MD_MAX_SIZE)
+        fits = std::min(fits, md.desc.max_size);
+    return rlength <= fits || (md.desc.options & WEFT_MD_TRUNCATE);
+}
+
+Me *Engine::match(unsigned portal, uint32_t src, uint64_t bits, unsigned op, size_t rlength, size_t offset)
+{
+    for (Me *me = portals_[portal].head; me; me = me->next) {
+        if (!me->md)
+            continue;
+        if (me->match_rank != WEFT_RANK_ANY && me->match_rank != src)
+            continue;
+        if (((me->match_bits ^ bits) & ~me->ignore_bits) != 0)
+            continue;
+        if (md_accepts(*me->md, op, rlength, offset))
+            return me;
+    }
+    return nullptr;
+}
+
+// ---------------------------------------------------------------- puts
+
+void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
+{
+    Unexpected u;   // described on the stack; stored only if nothing matches
+    u.source = ep->peer_rank;
+    u.type = f.type;
+    u.ep = ep;
+    std::span<const std::byte> data;
+    if (f.type == wire::Type::Eager) {
+        auto h = wire::read<wire::Eager>(f);
+        u.portal = h.portal;
+        u.match_bits = h.match_bits;
+        u.length = h.length;
+        data = f.payload;
+    } else if (f.type == wire::Type::Put) {
+        auto h = wire::read<wire::Put>(f);
+        u.portal = h.portal;
+        u.flags = h.flags;
+        u.match_bits = h.match_bits;
+        u.offset = h.offset;
+        u.hdr_data = h.hdr_data;
+        u.op = h.op;
+        u.length = h.length;
+        data = f.payload;
+    } else {
+        auto h = wire::read<wire::Rts>(f);
+        u.portal = h.portal;
+        u.flags = h.flags;
+        u.match_bits = h.match_bits;
+        u.offset = h.offset;
+        u.hdr_data = h.hdr_data;
+        u.op = h.op;
+        u.length = h.length;
+        u.addr = h.addr;
+        u.rkey_len = f.payload.size();
+        std::memcpy(u.rkey.data(), f.payload.data(), u.rkey_len);
+    }
+    if (Me *me = match(u.portal, u.source, u.match_bits, WEFT_MD_OP_PUT, u.length, u.offset)) {
+        deliver(me->md, u, data);
+        return;
+    }
+    if (portals_[u.portal].lazy) {
+        uint64_t h;
+        Unexpected *q = unexpected_.alloc(&h);
+        *q = u;
+        q->handle = h;
+        q->next = nullptr;
+        if (u.type != wire::Type::Rts) {
+            if (u.length <= kInlineUnexpected)
+                std::memcpy(q->inline_data.data(), data.data(), u.length);
+            else
+                q->heap_data.assign(data.begin(), data.end());
+        }
+        Portal &pt = portals_[u.portal];
+        (pt.uq_tail ? pt.uq_tail->next : pt.uq_head) = q;
+        pt.uq_tail = q;
+        return;
+    }
+    // Nothing wants it: dropped, and the initiator learns why if it asked.
+    ++dropped_;
+    if (dropped_ == 1)
+        rt_.framework().logger().write("engine", "base", WEFT_LOG_WARN,
+                                       "dropped a put from rank " + std::to_string(u.source) + " to portal " +
+                                           std::to_string(u.portal) + ": no match entry accepted it");
+    if (u.type != wire::Type::Rts)
+        consume_credit(u.source, u.length);
+    if (u.type == wire::Type::Rts)
+        send_control_to(u.source, bytes_of(make_ack(wire::Type::Fin, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
+    else if (u.flags & wire::kFlagAck)
+        send_control_to(u.source, bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
+}
+
+Unexpected *Engine::take_unexpected(unsigned portal, uint32_t rank, uint64_t bits, uint64_t ignore)
+{
+    Portal &pt = portals_[portal];
+    Unexpected *prev = nullptr;
+    for (Unexpected *u = pt.uq_head; u; prev = u, u = u->next) {
+        if (rank != WEFT_RANK_ANY && rank != u->source)
+            continue;
+        if (((bits ^ u->match_bits) & ~ignore) != 0)
+            continue;
+        (prev ? prev->next : pt.uq_head) = u->next;
+        if (pt.uq_tail == u)
+            pt.uq_tail = prev;
+        u->next = nullptr;
+        return u;
+    }
+    return nullptr;
+}
+
+void Engine::drain_unexpected_into(Me *me)
+{
+    while (me->md) {
+        Md *md = me->md;
+        Portal &pt = portals_[me->portal];
+        Unexpected *prev = nullptr, *u = pt.uq_head;
+        for (; u; prev = u, u = u->next)
+            if ((me->match_rank == WEFT_RANK_ANY || me->match_rank == u->source) &&
+                ((me->match_bits ^ u->match_bits) & ~me->ignore_bits) == 0 &&
+                md_accepts(*md, WEFT_MD_OP_PUT, u->length, u->offset))
+                break;
+        if (!u)
+            return;
+        (prev ? prev->next : pt.uq_head) = u->next;
+        if (pt.uq_tail == u)
+            pt.uq_tail = prev;
+        const bool last = md->threshold == 1;
+        deliver(md, *u, u->data());
+        unexpected_.free(u);
+        if (last)
+            return;   // md (and maybe me) may be gone
+    }
+}
+
+void Engine::consume_credit(uint32_t src, size_t bytes)
+{
+    if (src >= job_size_ || bytes == 0)
+        return;
+    auto &slot = peers_[src];
+    if (!slot)
+        slot = std::make_unique<PeerState>();
+    slot->consumed_unreported += bytes;
+    if (slot->consumed_unreported >= eager_window_ / 4) {
+        wire::Credit c{};
+        c.type = static_cast<uint8_t>(wire::Type::Credit);
+        c.bytes = slot->consumed_unreported;
+        slot->consumed_unreported = 0;
+        send_control_to(src, bytes_of(c));
+    }
+}
+
+void Engine::handle_credit(uint32_t src, const wire::Frame &f)
+{
+    auto c = wire::read<wire::Credit>(f);
+    if (src >= job_size_ || !peers_[src])
+        return;
+    PeerState &ps = *peers_[src];
+    ps.eager_outstanding -= std::min<size_t>(ps.eager_outstanding, c.bytes);
+}
+
+void Engine::deliver(Md *md, const Unexpected &u, std::span<const std::byte> data)
+{
+    const size_t off = (md->desc.options & WEFT_MD_MANAGE_REMOTE) ? u.offset : md->local_offset;
+    const size_t space = md->desc.length > off ? md->desc.length - off : 0;
+    size_t mlength = std::min(u.length, space);
+    if (md->desc.options & WEFT_MD_MAX_SIZE)
+        mlength = std::min(mlength, md->desc.max_size);
+    if (!(md->desc.options & WEFT_MD_MANAGE_REMOTE))
+        md->local_offset += mlength;
+    if (md->threshold > 0)
+        --md->threshold;
+    const unsigned portal = md->me ? md->me->portal : u.portal;
+    const bool want_ack = (u.flags & wire::kFlagAck) != 0;
+    // ACK_DISABLE: the initiator still learns the put is over, without an ACK event.
+    const bool ack_disabled = (md->desc.options & WEFT_MD_ACK_DISABLE) != 0;
+
+    if (u.type != wire::Type::Rts) {
+        if (mlength)
+            std::memcpy(static_cast<std::byte *>(md->desc.start) + off, data.data(), mlength);
+        consume_credit(u.source, u.length);
+        if (want_ack)
+            send_control_to(u.source,
+                            bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_SUCCESS, mlength, off, ack_disabled)));
+        if (Request *r = md->request) {
+            r->done = true;
+            r->status.source = u.source;
+            r->status.tag = static_cast<int32_t>(u.match_bits & 0xffffffffu);
+            r->status.count = mlength;
+            r->status.error = mlength < u.length ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS;
+        }
+        post_event(md, WEFT_EVENT_PUT, u.source, my_rank_, portal, u.match_bits, u.length, mlength, off,
+                   u.hdr_data, WEFT_SUCCESS);
+        md_used(md);
+        return;
+    }
+
+    // Rendezvous: the data is still at the initiator.
+    uint64_t h;
+    Incoming *in = incoming_.alloc(&h);
+    in->md = md;
+    in->source = u.source;
+    in->op = u.op;
+    in->match_bits = u.match_bits;
+    in->hdr_data = u.hdr_data;
+    in->offset = off;
+    in->rlength = u.length;
+    in->mlength = mlength;
+    in->ack = want_ack && !ack_disabled;
+    in->portal = portal;
+    ++md->pending;
+    weft_btl_endpoint_t *ep = u.ep;
+    if (mlength == 0) {
+        finish_incoming(in, WEFT_SUCCESS);
+        return;
+    }
+    if (u.rkey_len > 0 && ep && ep->module->ops->get) {
+        int rc = ep->module->ops->get(ep, static_cast<std::byte *>(md->desc.start) + off, mlength, u.addr,
+                                      u.rkey.data(), u.rkey_len, on_rdma_done,
+                                      reinterpret_cast<void *>(static_cast<uintptr_t>(h)));
+        if (rc == WEFT_SUCCESS)
+            return;
+        // The RDMA read could not start: ask for the data in chunks instead.
+    }
+    wire::Cts c{};
+    c.type = static_cast<uint8_t>(wire::Type::Cts);
+    c.op = u.op;
+    c.token = h;
+    c.mlength = mlength;
+    send_control_to(u.source, bytes_of(c));
+}
+
+void Engine::on_rdma_done(weft_btl_endpoint_t *, void *ctx, int status)
+{
+    Engine *e = g_engine_for_callbacks;
+    if (!e)
+        return;
+    if (Incoming *in = e->incoming_.get(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ctx))))
+        e->finish_incoming(in, status);
+}
+
+void Engine::finish_incoming(Incoming *in, int status)
+{
+    Md *md = in->md;
+    const size_t mlength = status == WEFT_SUCCESS ? in->mlength : 0;
+    // Fin also carries the ACK the initiator may have asked for.
+    send_control_to(in->source,
+                    bytes_of(make_ack(wire::Type::Fin, in->op, status, mlength, in->offset, !in->ack)));
+    if (md) {
+        if (Request *r = md->request) {
+            r->done = true;
+            r->status.source = in->source;
+            r->status.tag = static_cast<int32_t>(in->match_bits & 0xffffffffu);
+            r->status.count = mlength;
+            r->status.error = status != WEFT_SUCCESS ? status
+                              : mlength < in->rlength ? WEFT_ERR_TRUNCATED
+                                                      : WEFT_SUCCESS;
+        }
+        post_event(md, WEFT_EVENT_PUT, in->source, my_rank_, in->portal, in->match_bits, in->rlength,
+                   mlength, in->offset, in->hdr_data, status);
+        --md->pending;
+        md_used(md);
+    }
+    incoming_.free(in);
+}
+
+void Engine::handle_data(const wire::Frame &f)
+{
+    auto d = wire::read<wire::Data>(f);
+    Incoming *in = incoming_.get(d.token);
+    if (!in || !in->md) {
+        reject(WEFT_RANK_ANY, "data chunk for an unknown or finished receive");
+        return;
+    }
+    if (d.chunk_offset > in->mlength || f.payload.size() > in->mlength - d.chunk_offset) {
+        reject(in->source, "data chunk beyond the receive's length");
+        return;
+    }
+    std::memcpy(static_cast<std::byte *>(in->md->desc.start) + in->offset + d.chunk_offset,
+                f.payload.data(), f.payload.size());
+    in->received += f.payload.size();
+    if (in->received >= in->mlength)
+        finish_incoming(in, WEFT_SUCCESS);
+}
+
+// ---------------------------------------------------------------- initiator's answers
+
+void Engine::handle_ack(const wire::Frame &f, bool fin)
+{
+    auto a = wire::read<wire::Ack>(f);
+    Op *op = ops_.get(a.op);
+    if (!op || (fin ? op->state != Op::State::WaitFin : op->state != Op::State::WaitAck)) {
+        reject(WEFT_RANK_ANY, std::string(fin ? "fin" : "ack") + " for an unknown or finished operation");
+        return;
+    }
+    op->ack_offset = a.offset;
+    if (a.flags & wire::kAckNoEvent)
+        op->ack = false;   // the target's MD disabled ACKs
+    // For a rendezvous put the Fin ends it (and answers an ACK request).
+    complete_op(op, a.status, a.mlength);
+}
+
+void Engine::handle_cts(weft_btl_endpoint_t *ep, const wire::Frame &f)
+{
+    auto c = wire::read<wire::Cts>(f);
+    Op *op = ops_.get(c.op);
+    if (!op || op->state != Op::State::WaitFin || op->target != ep->peer_rank || c.mlength > op->length) {
+        reject(ep->peer_rank, "cts for an unknown operation or a larger length than it has");
+        return;
+    }
+    op->token = c.token;
+    op->granted = c.mlength;
+    op->sent = 0;
+    op->state = Op::State::Sending;
+    PeerState &ps = *peers_[op->target];
+    if (ps.queue_head || !start_op(ps, op))
+        enqueue(ps, op);
+}
+
+// ---------------------------------------------------------------- gets
+
+void Engine::handle_get(weft_btl_endpoint_t *ep, const wire::Frame &f)
+{
+    auto g = wire::read<wire::GetReq>(f);
+    const uint32_t src = ep->peer_rank;
+    Status err;
+    PeerState *ps = peer_for_send(src, &err);
+    if (!ps)
+        return;
+    uint64_t h;
+    Op *op = ops_.alloc(&h);
+    op->kind = Op::Kind::Reply;
+    op->target = src;
+    op->portal = g.portal;
+    op->match_bits = g.match_bits;
+    op->token = g.op;
+    op->rlength = g.length;
+    Me *me = match(g.portal, src, g.match_bits, WEFT_MD_OP_GET, g.length, g.offset);
+    if (!me) {
+        ++dropped_;
+        op->reply_status = WEFT_ERR_NO_MATCH;
+        op->length = 0;
+    } else {
+        Md *md = me->md;
+        const size_t off = (md->desc.options & WEFT_MD_MANAGE_REMOTE) ? g.offset : md->local_offset;
+        const size_t space = md->desc.length > off ? md->desc.length - off : 0;
+        size_t mlength = std::min<size_t>(g.length, space);
+        if (md->desc.options & WEFT_MD_MAX_SIZE)
+            mlength = std::min(mlength, md->desc.max_size);
+        if (!(md->desc.options & WEFT_MD_MANAGE_REMOTE))
+            md->local_offset += mlength;
+        if (md->threshold > 0)
+            --md->threshold;
+        ++md->pending;
+        op->md = md;
+        op->md_offset = off;
+        op->data = static_cast<const std::byte *>(md->desc.start) + off;
+        op->length = mlength;
+        op->reply_status = WEFT_SUCCESS;
+    }
+    if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
+        enqueue(*ps, op);
+}
+
+void Engine::handle_reply(const wire::Frame &f)
+{
+    auto r = wire::read<wire::Reply>(f);
+    Op *op = ops_.get(r.op);
+    if (!op || op->kind != Op::Kind::Get || op->state != Op::State::WaitReply) {
+        reject(WEFT_RANK_ANY, "reply for an unknown or finished get");
+        return;
+    }
+    if (r.mlength > op->length || r.chunk_offset > r.mlength ||
+        f.payload.size() > r.mlength - r.chunk_offset) {
+        reject(op->target, "reply chunk beyond the get's length");
+        complete_op(op, WEFT_ERR_BAD_VALUE, 0);
+        return;
+    }
+    std::memcpy(op->sink + r.chunk_offset, f.payload.data(), f.payload.size());
+    op->received += f.payload.size();
+    if (r.last)
+        complete_op(op, r.status, r.status == WEFT_SUCCESS ? r.mlength : 0);
+}
+
+} // namespace weft::engine

@@ -1,0 +1,413 @@
+// The messaging engine in one process (a singleton job over btl/self):
+// tagged send/recv with wildcards and truncation, the unexpected queue,
+// eager and rendezvous (RDMA and chunked), and the portals API: match and
+// ignore bits, ME order, thresholds and unlink, events and their order,
+// ACKs, gets, lazy portals, bad handles. Everything really goes through
+// the runtime, the engine's wire format and the self module.
+#include <gtest/gtest.h>
+
+#include <weft.h>
+
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+class Engine : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        for (auto &[k, v] : env_)
+            ::setenv(k.c_str(), v.c_str(), 1);
+        ASSERT_EQ(weft_init(nullptr, nullptr), WEFT_SUCCESS) << weft_error_message();
+        ASSERT_EQ(weft_size(), 1);
+    }
+    void TearDown() override
+    {
+        EXPECT_EQ(weft_finalize(), WEFT_SUCCESS) << weft_error_message();
+        for (auto &[k, v] : env_)
+            ::unsetenv(k.c_str());
+    }
+    std::vector<std::pair<std::string, std::string>> env_ = {{"WEFT_MCA_btl", "self"}};
+
+    static std::vector<unsigned char> pattern(size_t n, unsigned seed)
+    {
+        std::vector<unsigned char> v(n);
+        for (size_t i = 0; i < n; ++i)
+            v[i] = static_cast<unsigned char>((i * 131 + seed) & 0xff);
+        return v;
+    }
+    static weft_md_desc_t desc(void *start, size_t len, unsigned options, weft_eq_t eq,
+                               int threshold = WEFT_MD_THRESH_INF)
+    {
+        weft_md_desc_t d{};
+        d.start = start;
+        d.length = len;
+        d.threshold = threshold;
+        d.options = options;
+        d.eq = eq;
+        return d;
+    }
+};
+
+TEST_F(Engine, TaggedSendRecvSmallAndLarge)
+{
+    for (size_t n : {size_t{0}, size_t{1}, size_t{8}, size_t{4096}, size_t{65536}, size_t{1} << 20,
+                     size_t{4} << 20}) {
+        auto out = pattern(n, 7);
+        std::vector<unsigned char> in(n);
+        weft_request_t r;
+        ASSERT_EQ(weft_irecv(in.data(), n, 0, 5, &r), WEFT_SUCCESS) << weft_error_message();
+        ASSERT_EQ(weft_send(out.data(), n, 0, 5), WEFT_SUCCESS) << weft_error_message();
+        weft_msg_status_t st;
+        ASSERT_EQ(weft_wait(&r, &st), WEFT_SUCCESS) << n;
+        EXPECT_EQ(r, WEFT_REQUEST_NULL);
+        EXPECT_EQ(st.count, n);
+        EXPECT_EQ(st.source, 0u);
+        EXPECT_EQ(st.tag, 5);
+        EXPECT_EQ(in, out) << n;
+    }
+}
+
+TEST_F(Engine, UnexpectedMessagesMatchInOrderWithWildcards)
+{
+    // Sent before any receive is posted: they wait in the unexpected queue.
+    for (int i = 0; i < 20; ++i) {
+        int v = i;
+        ASSERT_EQ(weft_send(&v, sizeof v, 0, i % 2 ? 9 : 4), WEFT_SUCCESS);
+    }
+    std::vector<unsigned char> big = pattern(3 << 20, 3);
+    weft_request_t sreq;
+    ASSERT_EQ(weft_isend(big.data(), big.size(), 0, 77, &sreq), WEFT_SUCCESS);
+    // Tag 9 first, in send order; then ANY_TAG takes the oldest left (tag 4).
+    for (int i = 1; i < 20; i += 2) {
+        int v = -1;
+        weft_msg_status_t st;
+        ASSERT_EQ(weft_recv(&v, sizeof v, 0, 9, &st), WEFT_SUCCESS);
+        EXPECT_EQ(v, i);
+    }
+    for (int i = 0; i < 20; i += 2) {
+        int v = -1;
+        weft_msg_status_t st;
+        ASSERT_EQ(weft_recv(&v, sizeof v, WEFT_ANY_SOURCE, WEFT_ANY_TAG, &st), WEFT_SUCCESS);
+        EXPECT_EQ(v, i);
+        EXPECT_EQ(st.tag, 4);
+    }
+    std::vector<unsigned char> got(big.size());
+    weft_msg_status_t st;
+    ASSERT_EQ(weft_recv(got.data(), got.size(), WEFT_ANY_SOURCE, WEFT_ANY_TAG, &st), WEFT_SUCCESS);
+    EXPECT_EQ(st.tag, 77);
+    EXPECT_EQ(got, big);
+    ASSERT_EQ(weft_wait(&sreq, nullptr), WEFT_SUCCESS);
+}
+
+TEST_F(Engine, ShortBufferIsTruncatedAndSaysSo)
+{
+    for (size_t n : {size_t{100}, size_t{2} << 20}) {
+        auto out = pattern(n, 1);
+        std::vector<unsigned char> in(10);
+        weft_request_t r;
+        ASSERT_EQ(weft_irecv(in.data(), in.size(), 0, 1, &r), WEFT_SUCCESS);
+        ASSERT_EQ(weft_send(out.data(), n, 0, 1), WEFT_SUCCESS);
+        weft_msg_status_t st;
+        EXPECT_EQ(weft_wait(&r, &st), WEFT_ERR_TRUNCATED);
+        EXPECT_EQ(st.error, WEFT_ERR_TRUNCATED);
+        EXPECT_EQ(st.count, 10u);
+        EXPECT_TRUE(std::equal(in.begin(), in.end(), out.begin()));
+    }
+}
+
+TEST_F(Engine, TestWaitanyWaitall)
+{
+    int a = 0, b = 0;
+    weft_request_t reqs[2];
+    ASSERT_EQ(weft_irecv(&a, sizeof a, 0, 1, &reqs[0]), WEFT_SUCCESS);
+    ASSERT_EQ(weft_irecv(&b, sizeof b, 0, 2, &reqs[1]), WEFT_SUCCESS);
+    int done = 1;
+    ASSERT_EQ(weft_test(&reqs[0], &done, nullptr), WEFT_SUCCESS);
+    EXPECT_EQ(done, 0);
+    int two = 2;
+    ASSERT_EQ(weft_send(&two, sizeof two, 0, 2), WEFT_SUCCESS);
+    int index = -1;
+    weft_msg_status_t st;
+    ASSERT_EQ(weft_waitany(2, reqs, &index, &st), WEFT_SUCCESS);
+    EXPECT_EQ(index, 1);
+    EXPECT_EQ(b, 2);
+    EXPECT_EQ(reqs[1], WEFT_REQUEST_NULL);
+    int one = 1;
+    ASSERT_EQ(weft_send(&one, sizeof one, 0, 1), WEFT_SUCCESS);
+    ASSERT_EQ(weft_waitall(2, reqs, nullptr), WEFT_SUCCESS);
+    EXPECT_EQ(a, 1);
+}
+
+TEST_F(Engine, BadArgumentsAreErrorsWithMessages)
+{
+    weft_request_t r;
+    EXPECT_EQ(weft_isend("x", 1, 0, -3, &r), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("tag -3"), std::string::npos);
+    EXPECT_EQ(weft_isend("x", 1, 5, 0, &r), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("not in the job"), std::string::npos);
+    weft_request_t forged = reinterpret_cast<weft_request_t>(0x0400000100000001ull);
+    EXPECT_EQ(weft_wait(&forged, nullptr), WEFT_ERR_BAD_PARAM);
+    weft_md_t md{0x0300000500000009ull};
+    EXPECT_EQ(weft_put(md, WEFT_NOACK_REQ, 0, 1, 0, 0, 0), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("stale or invalid"), std::string::npos);
+    weft_me_t me;
+    EXPECT_EQ(weft_me_attach(WEFT_MAX_PORTALS, WEFT_RANK_ANY, 0, 0, WEFT_UNLINK, WEFT_INS_AFTER, &me),
+              WEFT_ERR_BAD_PARAM);
+    EXPECT_EQ(weft_eq_alloc(0, nullptr, nullptr), WEFT_ERR_BAD_PARAM);
+}
+
+class EngineChunked : public Engine {
+protected:
+    EngineChunked() { env_.push_back({"WEFT_MCA_engine_base_rndv_rdma", "false"}); }
+};
+
+TEST_F(EngineChunked, RendezvousByChunks)
+{
+    for (size_t n : {size_t{100000}, size_t{1} << 20, (size_t{5} << 20) + 3}) {
+        auto out = pattern(n, 11);
+        std::vector<unsigned char> in(n);
+        weft_request_t r, s;
+        ASSERT_EQ(weft_isend(out.data(), n, 0, 3, &s), WEFT_SUCCESS);
+        ASSERT_EQ(weft_irecv(in.data(), n, 0, 3, &r), WEFT_SUCCESS);
+        ASSERT_EQ(weft_wait(&r, nullptr), WEFT_SUCCESS);
+        ASSERT_EQ(weft_wait(&s, nullptr), WEFT_SUCCESS);
+        EXPECT_EQ(in, out);
+    }
+}
+
+class Portals : public Engine {
+protected:
+    void SetUp() override
+    {
+        Engine::SetUp();
+        ASSERT_EQ(weft_eq_alloc(64, nullptr, &eq_), WEFT_SUCCESS);
+    }
+    void TearDown() override
+    {
+        EXPECT_EQ(weft_eq_free(eq_), WEFT_SUCCESS);
+        Engine::TearDown();
+    }
+    weft_event_t next(int timeout_ms = 10000)
+    {
+        weft_event_t ev{};
+        int rc = weft_eq_poll(&eq_, 1, timeout_ms, &ev, nullptr);
+        EXPECT_EQ(rc, WEFT_SUCCESS) << weft_error_message();
+        return ev;
+    }
+    // Puts `data` to (portal, bits) of rank 0 with a bound MD reporting to eq_.
+    void put(std::vector<unsigned char> &data, unsigned portal, uint64_t bits, weft_ack_req_t ack,
+             size_t offset = 0, uint64_t hdr = 0)
+    {
+        weft_md_t md;
+        auto d = desc(data.data(), data.size(), 0, eq_, 1);
+        ASSERT_EQ(weft_md_bind(&d, WEFT_UNLINK, &md), WEFT_SUCCESS);
+        ASSERT_EQ(weft_put(md, ack, 0, portal, bits, offset, hdr), WEFT_SUCCESS) << weft_error_message();
+    }
+    weft_eq_t eq_{};
+};
+
+TEST_F(Portals, MatchBitsIgnoreBitsAndListOrder)
+{
+    std::vector<unsigned char> a(16), b(16), c(16);
+    weft_me_t me_a, me_b, me_c;
+    // b: exact bits 0x12; a: any bits in the low byte of 0x1??; c (inserted
+    // before a): only 0x100.
+    ASSERT_EQ(weft_me_attach(4, WEFT_RANK_ANY, 0x12, 0, WEFT_RETAIN, WEFT_INS_AFTER, &me_b), WEFT_SUCCESS);
+    ASSERT_EQ(weft_me_attach(4, 0, 0x100, 0xff, WEFT_RETAIN, WEFT_INS_AFTER, &me_a), WEFT_SUCCESS);
+    ASSERT_EQ(weft_me_insert(me_a, WEFT_RANK_ANY, 0x100, 0, WEFT_RETAIN, WEFT_INS_BEFORE, &me_c), WEFT_SUCCESS);
+    weft_md_t md_a, md_b, md_c;
+    auto da = desc(a.data(), a.size(), WEFT_MD_OP_PUT | WEFT_MD_MANAGE_REMOTE, eq_);
+    auto db = desc(b.data(), b.size(), WEFT_MD_OP_PUT | WEFT_MD_MANAGE_REMOTE, eq_);
+    auto dc = desc(c.data(), c.size(), WEFT_MD_OP_PUT | WEFT_MD_MANAGE_REMOTE, eq_);
+    ASSERT_EQ(weft_md_attach(me_a, &da, WEFT_RETAIN, &md_a), WEFT_SUCCESS);
+    ASSERT_EQ(weft_md_attach(me_b, &db, WEFT_RETAIN, &md_b), WEFT_SUCCESS);
+    ASSERT_EQ(weft_md_attach(me_c, &dc, WEFT_RETAIN, &md_c), WEFT_SUCCESS);
+
+    std::vector<unsigned char> x = {1, 2, 3, 4};
+    put(x, 4, 0x1ab, WEFT_NOACK_REQ, 2);   // a (ignore bits)
+    put(x, 4, 0x100, WEFT_NOACK_REQ, 0);   // c comes before a
+    put(x, 4, 0x12, WEFT_NOACK_REQ, 8);    // b
+    int puts = 0, sends = 0;
+    std::vector<weft_event_t> put_events;
+    while (puts < 3 || sends < 3) {
+        weft_event_t ev = next();
+        if (ev.type == WEFT_EVENT_PUT) {
+            ++puts;
+            put_events.push_back(ev);
+        } else if (ev.type == WEFT_EVENT_SEND) {
+            ++sends;
+            EXPECT_EQ(ev.status, WEFT_SUCCESS);
+        } else {
+            ADD_FAILURE() << "unexpected event " << ev.type;
+            break;
+        }
+    }
+    ASSERT_EQ(put_events.size(), 3u);
+    EXPECT_EQ(put_events[0].md.cookie, md_a.cookie);
+    EXPECT_EQ(put_events[0].offset, 2u);
+    EXPECT_EQ(put_events[0].match_bits, 0x1abu);
+    EXPECT_EQ(put_events[1].md.cookie, md_c.cookie);
+    EXPECT_EQ(put_events[2].md.cookie, md_b.cookie);
+    EXPECT_EQ(put_events[2].mlength, 4u);
+    EXPECT_EQ(a[2], 1);
+    EXPECT_EQ(a[5], 4);
+    EXPECT_EQ(c[0], 1);
+    EXPECT_EQ(b[8], 1);
+    EXPECT_LT(put_events[0].sequence, put_events[1].sequence);
+    EXPECT_EQ(weft_me_unlink(me_a), WEFT_SUCCESS);
+    EXPECT_EQ(weft_me_unlink(me_a), WEFT_ERR_BAD_PARAM);   // stale now
+}
+
+TEST_F(Portals, ThresholdUnlinksAndNoMatchIsAcked)
+{
+    std::vector<unsigned char> buf(8);
+    weft_me_t me;
+    ASSERT_EQ(weft_me_attach(7, WEFT_RANK_ANY, 1, 0, WEFT_UNLINK, WEFT_INS_AFTER, &me), WEFT_SUCCESS);
+    auto d = desc(buf.data(), buf.size(), WEFT_MD_OP_PUT | WEFT_MD_TRUNCATE, eq_, 2);
+    weft_md_t md;
+    ASSERT_EQ(weft_md_attach(me, &d, WEFT_UNLINK, &md), WEFT_SUCCESS);
+    std::vector<unsigned char> x = {9, 9, 9, 9, 9, 9};
+    put(x, 7, 1, WEFT_ACK_REQ);   // lands at local offset 0
+    put(x, 7, 1, WEFT_ACK_REQ);   // local offset 6: truncated to 2; MD used up and unlinked
+    put(x, 7, 1, WEFT_ACK_REQ);   // nothing matches: dropped, ACK says so
+    std::vector<weft_event_t> puts, acks;
+    while (puts.size() < 2 || acks.size() < 3) {
+        weft_event_t ev = next();
+        if (ev.type == WEFT_EVENT_PUT)
+            puts.push_back(ev);
+        else if (ev.type == WEFT_EVENT_ACK)
+            acks.push_back(ev);
+    }
+    EXPECT_EQ(puts[0].mlength, 6u);
+    EXPECT_EQ(puts[1].mlength, 2u);
+    EXPECT_EQ(puts[1].rlength, 6u);
+    EXPECT_EQ(puts[1].offset, 6u);
+    EXPECT_EQ(puts[0].unlinked, 0);
+    EXPECT_EQ(puts[1].unlinked, 1);
+    EXPECT_EQ(acks[0].status, WEFT_SUCCESS);
+    EXPECT_EQ(acks[0].mlength, 6u);
+    EXPECT_EQ(acks[1].mlength, 2u);
+    EXPECT_EQ(acks[2].status, WEFT_ERR_NO_MATCH);
+    EXPECT_EQ(weft_md_unlink(md), WEFT_ERR_BAD_PARAM);   // already gone
+    EXPECT_EQ(weft_me_unlink(me), WEFT_ERR_BAD_PARAM);
+}
+
+TEST_F(Portals, HdrDataAckDisableAndExplicitUnlinkEvent)
+{
+    std::vector<unsigned char> buf(64);
+    weft_me_t me;
+    ASSERT_EQ(weft_me_attach(2, WEFT_RANK_ANY, 0, ~0ull, WEFT_RETAIN, WEFT_INS_AFTER, &me), WEFT_SUCCESS);
+    auto d = desc(buf.data(), buf.size(), WEFT_MD_OP_PUT | WEFT_MD_ACK_DISABLE, eq_);
+    d.user_ptr = &buf;
+    weft_md_t md;
+    ASSERT_EQ(weft_md_attach(me, &d, WEFT_RETAIN, &md), WEFT_SUCCESS);
+    std::vector<unsigned char> x(5, 1);
+    put(x, 2, 0xabc, WEFT_ACK_REQ, 0, 0xfeedULL);
+    weft_event_t ev{};
+    bool put_seen = false;
+    for (int i = 0; i < 2; ++i) {
+        ev = next();
+        if (ev.type == WEFT_EVENT_PUT) {
+            put_seen = true;
+            EXPECT_EQ(ev.hdr_data, 0xfeedULL);
+            EXPECT_EQ(ev.md_user_ptr, &buf);
+        }
+        EXPECT_NE(ev.type, WEFT_EVENT_ACK);   // ACKs are disabled by the target MD
+    }
+    EXPECT_TRUE(put_seen);
+    ASSERT_EQ(weft_md_unlink(md), WEFT_SUCCESS);
+    ev = next();
+    EXPECT_EQ(ev.type, WEFT_EVENT_UNLINK);
+    EXPECT_EQ(ev.unlinked, 1);
+    weft_event_t none;
+    EXPECT_EQ(weft_eq_poll(&eq_, 1, 0, &none, nullptr), WEFT_ERR_TIMEOUT);
+}
+
+TEST_F(Portals, GetReadsAndReplies)
+{
+    auto src = pattern(300000, 5);
+    weft_me_t me;
+    ASSERT_EQ(weft_me_attach(9, WEFT_RANK_ANY, 42, 0, WEFT_RETAIN, WEFT_INS_AFTER, &me), WEFT_SUCCESS);
+    auto d = desc(src.data(), src.size(), WEFT_MD_OP_GET | WEFT_MD_MANAGE_REMOTE, eq_);
+    weft_md_t md;
+    ASSERT_EQ(weft_md_attach(me, &d, WEFT_RETAIN, &md), WEFT_SUCCESS);
+    std::vector<unsigned char> dst(200000);
+    auto dd = desc(dst.data(), dst.size(), 0, eq_, 1);
+    weft_md_t sink;
+    ASSERT_EQ(weft_md_bind(&dd, WEFT_UNLINK, &sink), WEFT_SUCCESS);
+    ASSERT_EQ(weft_get(sink, 0, 9, 42, 1000), WEFT_SUCCESS);
+    bool got = false, reply = false;
+    while (!got || !reply) {
+        weft_event_t ev = next();
+        if (ev.type == WEFT_EVENT_GET) {
+            got = true;
+            EXPECT_EQ(ev.mlength, 200000u);
+            EXPECT_EQ(ev.offset, 1000u);
+        } else if (ev.type == WEFT_EVENT_REPLY) {
+            reply = true;
+            EXPECT_EQ(ev.status, WEFT_SUCCESS);
+            EXPECT_EQ(ev.mlength, 200000u);
+        }
+    }
+    EXPECT_TRUE(std::equal(dst.begin(), dst.end(), src.begin() + 1000));
+    // A get that matches nothing completes with NO_MATCH.
+    auto d2 = desc(dst.data(), 8, 0, eq_, 1);
+    ASSERT_EQ(weft_md_bind(&d2, WEFT_UNLINK, &sink), WEFT_SUCCESS);
+    ASSERT_EQ(weft_get(sink, 0, 9, 43, 0), WEFT_SUCCESS);
+    weft_event_t ev = next();
+    EXPECT_EQ(ev.type, WEFT_EVENT_REPLY);
+    EXPECT_EQ(ev.status, WEFT_ERR_NO_MATCH);
+}
+
+TEST_F(Portals, LazyPortalKeepsUnmatchedPutsUntilAnMeArrives)
+{
+    ASSERT_EQ(weft_portal_set_lazy(11, 1), WEFT_SUCCESS);
+    std::vector<unsigned char> x = {5, 6, 7};
+    put(x, 11, 3, WEFT_NOACK_REQ);
+    weft_event_t ev = next();
+    EXPECT_EQ(ev.type, WEFT_EVENT_SEND);
+    weft_event_t none;
+    EXPECT_EQ(weft_eq_poll(&eq_, 1, 0, &none, nullptr), WEFT_ERR_TIMEOUT);
+    std::vector<unsigned char> buf(3);
+    weft_me_t me;
+    ASSERT_EQ(weft_me_attach(11, WEFT_RANK_ANY, 3, 0, WEFT_UNLINK, WEFT_INS_AFTER, &me), WEFT_SUCCESS);
+    auto d = desc(buf.data(), buf.size(), WEFT_MD_OP_PUT, eq_, 1);
+    ASSERT_EQ(weft_md_attach(me, &d, WEFT_UNLINK, nullptr), WEFT_SUCCESS);
+    ev = next(0);
+    EXPECT_EQ(ev.type, WEFT_EVENT_PUT);
+    EXPECT_EQ(buf, x);
+    EXPECT_EQ(weft_portal_set_lazy(WEFT_PT_TAGGED, 0), WEFT_ERR_BAD_PARAM);
+}
+
+TEST_F(Portals, FullEventQueueReportsOverflow)
+{
+    weft_eq_t small;
+    ASSERT_EQ(weft_eq_alloc(2, nullptr, &small), WEFT_SUCCESS);
+    std::vector<unsigned char> x = {1};
+    for (int i = 0; i < 4; ++i) {
+        weft_md_t md;
+        auto d = desc(x.data(), 1, 0, small, 1);
+        ASSERT_EQ(weft_md_bind(&d, WEFT_UNLINK, &md), WEFT_SUCCESS);
+        ASSERT_EQ(weft_put(md, WEFT_NOACK_REQ, 0, 20, 0, 0, 0), WEFT_SUCCESS);
+    }
+    weft_event_t ev;
+    EXPECT_EQ(weft_eq_poll(&small, 1, 10000, &ev, nullptr), WEFT_ERR_OVERFLOW);
+    EXPECT_EQ(ev.type, WEFT_EVENT_SEND);
+    EXPECT_EQ(weft_eq_poll(&small, 1, 0, &ev, nullptr), WEFT_SUCCESS);
+    EXPECT_EQ(weft_eq_poll(&small, 1, 0, &ev, nullptr), WEFT_ERR_TIMEOUT);
+    EXPECT_EQ(weft_eq_free(small), WEFT_SUCCESS);
+}
+
+TEST_F(Engine, BarrierOfOneAndGetId)
+{
+    EXPECT_EQ(weft_barrier(), WEFT_SUCCESS);
+    uint32_t id = 99;
+    EXPECT_EQ(weft_get_id(&id), WEFT_SUCCESS);
+    EXPECT_EQ(id, 0u);
+}
+
+} // namespace
