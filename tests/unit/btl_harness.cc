@@ -329,6 +329,12 @@ bool Channel::send(std::span<const std::byte> bytes)
            transfer_all(fd_, reinterpret_cast<char *>(data), bytes.size(), POLLOUT, deadline);
 }
 
+bool Channel::readable() const
+{
+    pollfd pfd{fd_, POLLIN, 0};
+    return poll(&pfd, 1, 0) != 0;
+}
+
 bool Channel::send(const std::string &text)
 {
     return send(std::as_bytes(std::span(text.data(), text.size())));

@@ -166,6 +166,8 @@ public:
     Channel &operator=(const Channel &) = delete;
     bool send(std::span<const std::byte> bytes);
     bool send(const std::string &text);
+    // Has the other side sent something (or gone away)? Does not wait.
+    bool readable() const;
     // The next frame, or nullopt when the limit passes or the other side is gone.
     std::optional<std::vector<std::byte>> receive(std::chrono::milliseconds limit);
 
