@@ -22,3 +22,9 @@ endif
 EXTRA_DIST += tests/no-gtest.sh tests/golden
 include $(srcdir)/tests/info/local.mk
 include $(srcdir)/tests/bench/local.mk
+# btl/tcp: its wire parsers and interface choice are tested directly (they
+# are pure functions); the rest through the conformance suite and
+# btl_tcp_peer_test.cc.
+unit_test_sources += tests/unit/btl_tcp_wire_test.cc tests/unit/btl_tcp_peer_test.cc \
+	components/btl/tcp/btl_tcp_wire.cc components/btl/tcp/btl_tcp_iface.cc
+unit_test_cppflags += -I$(top_srcdir)/components/btl/tcp
