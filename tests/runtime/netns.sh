@@ -69,6 +69,16 @@ else
     pass "two-host: every peer's cards in the modex"
 fi
 
+# btl/tcp carries the other-host peers over the veth (unless tcp is excluded).
+if grep "probe: rank [0-9]* peer [0-9]* class 2 " "$root/out" | grep -q "transports [^ ]*tcp/"; then
+    count_is two-host-tcp "$root/out" "class 2 .*transports [^ ]*tcp/nsveth" 8
+    run connect 2
+    if [ $rc -eq 0 ]; then pass "connect across hosts exits 0"; else fail "connect across hosts exits $rc"; sed 's/^/#   /' "$root/err" | head -30; fi
+    count_is connect-across "$root/out" "probe: rank [0-9]* connected to 2" 3
+else
+    pass "# SKIP two-host-tcp: btl/tcp not in use for class 2 peers"
+fi
+
 run exit 5 3
 if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then pass "failure on h2 ends the job ($rc)"; else fail "failure on h2: rc $rc"; fi
 

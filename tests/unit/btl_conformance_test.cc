@@ -18,10 +18,10 @@ namespace {
 
 // Every btl transport the suite runs against. A transport not built here,
 // or whose query() says it cannot run on this machine, is skipped with the
-// reason. Next: {"tcp", PeerMode::other_process}, {"scif", ...}, {"openib", ...}
-// once their modules exist.
+// reason. Next: {"scif", ...}, {"openib", ...} once their modules exist.
 const std::vector<TransportTraits> kTransports = {
     {"self", PeerMode::loopback, {}},
+    {"tcp", PeerMode::other_process, {}},
 };
 
 std::span<const std::byte> bytes_of(const std::string &s)
@@ -179,6 +179,8 @@ TEST_P(BtlConformance, ConnectIsReportedFromProgressOnly)
 TEST_P(BtlConformance, SmallMessagesBySendiAndSend)
 {
     ASSERT_NO_FATAL_FAILURE(start());
+    if (IsSkipped())
+        return;   // a skip inside start() only leaves start()
     const size_t inline_max = m_->caps.inline_max;
     std::vector<size_t> sizes = {0, 1, 8};
     if (inline_max > 8)
@@ -206,6 +208,8 @@ TEST_P(BtlConformance, SmallMessagesBySendiAndSend)
 TEST_P(BtlConformance, LargeMessagesKeepTheirContent)
 {
     ASSERT_NO_FATAL_FAILURE(start());
+    if (IsSkipped())
+        return;   // a skip inside start() only leaves start()
     struct Sent { size_t len; uint64_t sum; };
     std::vector<Sent> sent;
     for (size_t n : {size_t{64} << 10, size_t{1} << 20, size_t{4} << 20}) {
@@ -227,6 +231,8 @@ TEST_P(BtlConformance, LargeMessagesKeepTheirContent)
 TEST_P(BtlConformance, MaxSendIsEnforcedBeforeAnyCopy)
 {
     ASSERT_NO_FATAL_FAILURE(start());
+    if (IsSkipped())
+        return;   // a skip inside start() only leaves start()
     const size_t max_send = m_->caps.max_send;
     // Exactly max_send goes through when it is small enough to test here.
     if (max_send <= (size_t{16} << 20)) {
@@ -253,6 +259,8 @@ TEST_P(BtlConformance, MaxSendIsEnforcedBeforeAnyCopy)
 TEST_P(BtlConformance, IovecPiecesArriveConcatenated)
 {
     ASSERT_NO_FATAL_FAILURE(start());
+    if (IsSkipped())
+        return;   // a skip inside start() only leaves start()
     std::vector<std::vector<std::byte>> pieces;
     std::vector<std::byte> whole;
     std::vector<iovec> iov;
@@ -276,6 +284,8 @@ TEST_P(BtlConformance, IovecPiecesArriveConcatenated)
 TEST_P(BtlConformance, TenThousandMessagesArriveInOrder)
 {
     ASSERT_NO_FATAL_FAILURE(start());
+    if (IsSkipped())
+        return;   // a skip inside start() only leaves start()
     constexpr uint32_t kCount = 10'000;
     const bool has_sendi = ops_->sendi && (m_->caps.flags & WEFT_BTL_FLAG_INLINE) &&
                            m_->caps.inline_max >= sizeof(uint32_t);
@@ -335,6 +345,8 @@ TEST_P(BtlConformance, ManyPeersReachableOrRefusedWithReasons)
 TEST_P(BtlConformance, EndpointsAndActiveMessageIdsRouteApart)
 {
     ASSERT_NO_FATAL_FAILURE(start());
+    if (IsSkipped())
+        return;   // a skip inside start() only leaves start()
     std::vector<weft_btl_endpoint_t *> eps = {ep_};
     for (int i = 0; i < 3; ++i) {
         weft_btl_endpoint_t *ep = nullptr;
@@ -362,6 +374,8 @@ TEST_P(BtlConformance, EndpointsAndActiveMessageIdsRouteApart)
 TEST_P(BtlConformance, AgainIsRetriableAfterProgress)
 {
     ASSERT_NO_FATAL_FAILURE(start());
+    if (IsSkipped())
+        return;   // a skip inside start() only leaves start()
     // Send without progress until the module pushes back (or a bound).
     constexpr uint32_t kBound = 100'000;
     uint32_t queued = 0;
@@ -413,6 +427,8 @@ void count_completion(weft_btl_endpoint_t *ep, void *ctx, int status)
 TEST_P(BtlConformance, PutAndGetStayInsideRegisteredMemory)
 {
     ASSERT_NO_FATAL_FAILURE(start());
+    if (IsSkipped())
+        return;   // a skip inside start() only leaves start()
     const uint32_t need = WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET;
     if ((m_->caps.flags & need) != need)
         GTEST_SKIP() << "btl/" << GetParam().component << " has no put/get";
@@ -491,6 +507,8 @@ TEST_P(BtlConformance, PutAndGetStayInsideRegisteredMemory)
 TEST_P(BtlConformance, DisconnectClosesAndLaterSendsFail)
 {
     ASSERT_NO_FATAL_FAILURE(start());
+    if (IsSkipped())
+        return;   // a skip inside start() only leaves start()
     const std::string before = "sent before disconnect";
     ASSERT_EQ(send(ep_, 1, bytes_of(before)), WEFT_SUCCESS);
     ASSERT_EQ(ops_->disconnect(ep_), WEFT_SUCCESS);
@@ -520,6 +538,8 @@ TEST_P(BtlConformance, DisconnectClosesAndLaterSendsFail)
 TEST_P(BtlConformance, MisuseIsAnErrorCodeNotACrash)
 {
     ASSERT_NO_FATAL_FAILURE(start());
+    if (IsSkipped())
+        return;   // a skip inside start() only leaves start()
     std::byte data[16] = {};
     iovec iov{data, sizeof data};
     EXPECT_HARD_ERROR(ops_->send(nullptr, 0, &iov, 1));
@@ -556,6 +576,8 @@ TEST_P(BtlConformance, MisuseIsAnErrorCodeNotACrash)
 TEST_P(BtlConformance, FinalizeWithPendingWorkFreesEverything)
 {
     ASSERT_NO_FATAL_FAILURE(start());
+    if (IsSkipped())
+        return;   // a skip inside start() only leaves start()
     // Small and large messages, completions and a disconnect, all pending:
     // finalize must free them (LeakSanitizer checks) without an upcall.
     for (uint32_t i = 0; i < 100; ++i)
@@ -591,6 +613,8 @@ TEST_P(BtlConformance, FinalizeWithPendingWorkFreesEverything)
 TEST_P(BtlConformance, HandlerMaySendWithoutRecursion)
 {
     ASSERT_NO_FATAL_FAILURE(start());
+    if (IsSkipped())
+        return;   // a skip inside start() only leaves start()
     int nested_progress_events = 0;
     h_.on_recv = [&](const Delivery &d) {
         if (d.am_id != 1)
@@ -628,11 +652,13 @@ TEST_P(BtlConformance, OtherProcessIsReachedOrRefusedWithReason)
     const TransportTraits traits = GetParam();
     std::string result = run_two_process(h_, [&](PeerContext &ctx) -> std::string {
         BtlHarness &h = ctx.harness;
-        weft_btl_module_t *m = h.module();
         const std::string side = ctx.side == Side::parent ? "parent" : "child";
         if (ctx.peer_card.empty() && traits.mode == PeerMode::other_process)
             return side + ": the other process published no card";
         auto peer = ctx.peer(WEFT_PEER_SAME_NODE);
+        // A transport with several modules (tcp: one per interface) reaches
+        // a same-node peer through one of them (tcp: loopback).
+        weft_btl_module_t *m = h.module_for(peer);
         char why[WEFT_REASON_MAX] = {};
         const int reach = m->ops->reachable(m, &peer, why, sizeof why);
         weft_btl_endpoint_t *ep = nullptr;
@@ -676,6 +702,434 @@ TEST_P(BtlConformance, OtherProcessIsReachedOrRefusedWithReason)
     });
     EXPECT_TRUE(result.empty()) << result;
 }
+
+// ---- the data-path tests with a peer process (PeerMode::other_process) -----
+//
+// Each body runs on both sides (run_two_process); both sides connect to each
+// other at once, so every test also exercises the simultaneous-connect rule.
+// Contents are deterministic (pattern()), so each side checks what the other
+// sent without shipping it over the control channel.
+
+namespace {
+
+std::string side_name(const PeerContext &ctx) { return ctx.side == Side::parent ? "parent" : "child"; }
+
+// Connects to the other process; "" or what failed.
+std::string connect_peer(PeerContext &ctx, weft_btl_endpoint_t **ep)
+{
+    auto peer = ctx.peer(WEFT_PEER_SAME_NODE);
+    if (std::string err = ctx.harness.connect(peer, ep); !err.empty())
+        return side_name(ctx) + ": " + err;
+    if ((*ep)->peer_rank != ctx.peer_rank)
+        return side_name(ctx) + ": endpoint names rank " + std::to_string((*ep)->peer_rank);
+    return "";
+}
+
+int send_bytes(BtlHarness &h, weft_btl_endpoint_t *ep, uint8_t am, std::span<const std::byte> data)
+{
+    iovec iov{const_cast<std::byte *>(data.data()), data.size()};
+    return h.retry_on_again([&] { return ep->module->ops->send(ep, am, &iov, 1); });
+}
+
+// Waits until the other side says it is done too, so neither closes early.
+std::string barrier(PeerContext &ctx)
+{
+    if (!ctx.channel.send(std::string("barrier")))
+        return side_name(ctx) + ": barrier send failed";
+    // Keep progressing while waiting: what this side queued may still need
+    // progress to reach the peer.
+    if (!ctx.harness.progress_until([&] { return ctx.channel.readable(); }))
+        return side_name(ctx) + ": no barrier from the peer: " + ctx.harness.failure();
+    auto got = ctx.channel.receive(std::chrono::seconds(30));
+    if (!got)
+        return side_name(ctx) + ": barrier broken";
+    std::string text(reinterpret_cast<const char *>(got->data()), got->size());
+    // Anything else is the peer's failure report, sent instead of its barrier.
+    return text == "barrier" ? "" : side_name(ctx) + ": the peer failed: " + text;
+}
+
+} // namespace
+
+class BtlPeerConformance : public BtlConformance {
+protected:
+    void mirror(const MirrorBody &body)
+    {
+        if (GetParam().mode != PeerMode::other_process)
+            GTEST_SKIP() << "loopback transports run the single-process versions";
+        std::string result = run_two_process(h_, body);
+        EXPECT_TRUE(result.empty()) << result;
+    }
+};
+
+TEST_P(BtlPeerConformance, ConnectAtOnceFromBothSidesGivesOneEndpoint)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        weft_btl_endpoint_t *ep = nullptr;
+        auto peer = ctx.peer(WEFT_PEER_SAME_NODE);
+        weft_btl_module_t *m = h.module_for(peer);
+        if (int rc = h.component()->start_connect(m, &peer, &ep); rc != WEFT_SUCCESS || !ep)
+            return side_name(ctx) + ": start_connect failed";
+        if (!h.states.empty())
+            return side_name(ctx) + ": an upcall ran inside start_connect()";
+        if (!h.progress_until([&] { return h.count_states(ep, WEFT_BTL_EP_CONNECTED) > 0; }))
+            return side_name(ctx) + ": not connected: " + h.failure();
+        if (std::string err = barrier(ctx); !err.empty())
+            return err;
+        for (int i = 0; i < 100; ++i)
+            h.progress_once();
+        // One endpoint, connected once, nothing failed on either side.
+        if (h.states.size() != 1 || h.states[0].ep != ep)
+            return side_name(ctx) + ": " + std::to_string(h.states.size()) + " state upcalls, expected 1";
+        return barrier(ctx);
+    });
+}
+
+TEST_P(BtlPeerConformance, AcceptedEndpointCarriesTrafficBothWays)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = side_name(ctx);
+        weft_btl_endpoint_t *ep = nullptr;
+        if (ctx.side == Side::parent) {
+            if (std::string err = connect_peer(ctx, &ep); !err.empty())
+                return err;
+            if (send_bytes(h, ep, 3, pattern(100, 1)) != WEFT_SUCCESS)
+                return me + ": send failed";
+        }
+        if (!h.progress_until([&] { return !h.deliveries.empty(); }))
+            return me + ": nothing arrived: " + h.failure();
+        if (ctx.side == Side::child) {
+            ep = h.deliveries[0].ep;   // the endpoint the accepted upcall announced
+            if (!ep || ep->peer_rank != ctx.peer_rank)
+                return me + ": delivery on an endpoint without the peer's rank";
+            if (h.deliveries[0].data != pattern(100, 1))
+                return me + ": content differs";
+            if (send_bytes(h, ep, 4, pattern(50, 2)) != WEFT_SUCCESS)
+                return me + ": reply failed";
+        } else if (h.deliveries[0].ep != ep || h.deliveries[0].am_id != 4 ||
+                   h.deliveries[0].data != pattern(50, 2)) {
+            return me + ": wrong reply";
+        }
+        return barrier(ctx);
+    });
+}
+
+TEST_P(BtlPeerConformance, SmallAndLargeMessagesKeepTheirContent)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = side_name(ctx);
+        weft_btl_endpoint_t *ep = nullptr;
+        if (std::string err = connect_peer(ctx, &ep); !err.empty())
+            return err;
+        const size_t max_send = ep->module->caps.max_send;
+        std::vector<size_t> sizes;
+        for (size_t n : {size_t{0}, size_t{1}, size_t{8}, size_t{1000}, size_t{64} << 10,
+                         size_t{1} << 20, size_t{4} << 20})
+            if (n <= max_send)
+                sizes.push_back(n);
+        // Both directions at once: each side sends while the other does.
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            auto data = pattern(sizes[i], static_cast<uint32_t>(sizes[i] + ctx.my_rank + 1));
+            if (int rc = send_bytes(h, ep, static_cast<uint8_t>(40 + i), data); rc != WEFT_SUCCESS)
+                return me + ": send of " + std::to_string(sizes[i]) + " bytes: " + weft_status_string(rc);
+            std::fill(data.begin(), data.end(), std::byte{0xee});   // copy semantics
+        }
+        if (!h.progress_until([&] { return h.deliveries.size() >= sizes.size(); }))
+            return me + ": " + std::to_string(h.deliveries.size()) + " of " + std::to_string(sizes.size()) +
+                   " arrived: " + h.failure();
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            const auto &d = h.deliveries[i];
+            auto want = pattern(sizes[i], static_cast<uint32_t>(sizes[i] + ctx.peer_rank + 1));
+            if (d.ep != ep || d.am_id != 40 + i || d.data.size() != sizes[i] || checksum(d.data) != checksum(want))
+                return me + ": message " + std::to_string(i) + " (" + std::to_string(sizes[i]) + " bytes) differs";
+        }
+        return barrier(ctx);
+    });
+}
+
+TEST_P(BtlPeerConformance, IovecPiecesArriveConcatenated)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = side_name(ctx);
+        weft_btl_endpoint_t *ep = nullptr;
+        if (std::string err = connect_peer(ctx, &ep); !err.empty())
+            return err;
+        std::vector<std::vector<std::byte>> pieces;
+        std::vector<std::byte> whole;
+        for (size_t n : {3, 0, 100, 1, 4000, 0, 77, 70000}) {
+            pieces.push_back(pattern(n, static_cast<uint32_t>(n + 3)));
+            whole.insert(whole.end(), pieces.back().begin(), pieces.back().end());
+        }
+        std::vector<iovec> iov;
+        for (auto &p : pieces)
+            iov.push_back({p.data(), p.size()});
+        const auto *ops = ep->module->ops;
+        if (h.retry_on_again([&] { return ops->send(ep, 9, iov.data(), static_cast<int>(iov.size())); }) != 0 ||
+            h.retry_on_again([&] { return ops->send(ep, 10, nullptr, 0); }) != 0)
+            return me + ": send failed";
+        if (!h.progress_until([&] { return h.deliveries.size() >= 2; }))
+            return me + ": nothing arrived: " + h.failure();
+        if (h.deliveries[0].data != whole || h.deliveries[1].am_id != 10 || !h.deliveries[1].data.empty())
+            return me + ": pieces did not arrive concatenated";
+        return barrier(ctx);
+    });
+}
+
+TEST_P(BtlPeerConformance, TenThousandMessagesArriveInOrder)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = side_name(ctx);
+        weft_btl_endpoint_t *ep = nullptr;
+        if (std::string err = connect_peer(ctx, &ep); !err.empty())
+            return err;
+        constexpr uint32_t kCount = 10'000;
+        for (uint32_t seq = 0; seq < kCount; ++seq)
+            if (int rc = send_bytes(h, ep, 5, std::as_bytes(std::span(&seq, 1))); rc != WEFT_SUCCESS)
+                return me + ": message " + std::to_string(seq) + ": " + weft_status_string(rc);
+        if (!h.progress_until([&] { return h.deliveries.size() >= kCount; }))
+            return me + ": " + std::to_string(h.deliveries.size()) + " arrived: " + h.failure();
+        for (uint32_t i = 0; i < kCount; ++i) {
+            uint32_t seq = ~0u;
+            if (h.deliveries[i].data.size() == sizeof seq)
+                std::memcpy(&seq, h.deliveries[i].data.data(), sizeof seq);
+            if (seq != i)
+                return me + ": out of order at " + std::to_string(i);
+        }
+        return barrier(ctx);
+    });
+}
+
+TEST_P(BtlPeerConformance, EveryActiveMessageIdRoutes)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = side_name(ctx);
+        weft_btl_endpoint_t *ep = nullptr;
+        if (std::string err = connect_peer(ctx, &ep); !err.empty())
+            return err;
+        for (int am = 0; am < 256; ++am) {
+            uint8_t tag[2] = {static_cast<uint8_t>(am), static_cast<uint8_t>(ctx.my_rank)};
+            if (send_bytes(h, ep, static_cast<uint8_t>(am), std::as_bytes(std::span(tag))) != WEFT_SUCCESS)
+                return me + ": send failed";
+        }
+        if (!h.progress_until([&] { return h.deliveries.size() >= 256; }))
+            return me + ": " + h.failure();
+        for (int am = 0; am < 256; ++am) {
+            const auto &d = h.deliveries[static_cast<size_t>(am)];
+            if (d.ep != ep || d.am_id != am || d.data.size() != 2 || static_cast<int>(d.data[0]) != am ||
+                static_cast<uint32_t>(d.data[1]) != ctx.peer_rank)
+                return me + ": am id " + std::to_string(am) + " routed wrong";
+        }
+        return barrier(ctx);
+    });
+}
+
+TEST_P(BtlPeerConformance, AgainIsRetriableAfterProgress)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = side_name(ctx);
+        weft_btl_endpoint_t *ep = nullptr;
+        if (std::string err = connect_peer(ctx, &ep); !err.empty())
+            return err;
+        const auto *ops = ep->module->ops;
+        if (ctx.side == Side::parent) {
+            // Flood without progress until the module pushes back (or a bound),
+            // then finish with an end marker sent by retrying after progress.
+            constexpr uint32_t kBound = 50'000;
+            std::vector<std::byte> filler(1024);
+            uint32_t sent = 0;
+            int rc = WEFT_SUCCESS;
+            for (; sent < kBound; ++sent) {
+                std::memcpy(filler.data(), &sent, sizeof sent);
+                iovec iov{filler.data(), filler.size()};
+                if ((rc = ops->send(ep, 3, &iov, 1)) != WEFT_SUCCESS)
+                    break;
+            }
+            if (rc != WEFT_SUCCESS && rc != WEFT_ERR_AGAIN)
+                return me + ": a full module must answer AGAIN, got " + weft_status_string(rc);
+            if (!h.deliveries.empty())
+                return me + ": an upcall ran inside send()";
+            // The child starts draining only now, so the flood met a full
+            // module (or the bound), whatever the machine's speed.
+            if (!ctx.channel.send(std::string("full")))
+                return me + ": channel broken";
+            if (send_bytes(h, ep, 4, std::as_bytes(std::span(&sent, 1))) != WEFT_SUCCESS)
+                return me + ": still refused after progress: " + h.failure();
+        } else {
+            if (!ctx.channel.receive(std::chrono::seconds(30)))
+                return me + ": the parent never filled the module";
+            if (!h.progress_until([&] { return !h.deliveries.empty() && h.deliveries.back().am_id == 4; }))
+                return me + ": no end marker: " + h.failure();
+            uint32_t count = 0;
+            std::memcpy(&count, h.deliveries.back().data.data(), sizeof count);
+            if (h.deliveries.size() != count + 1)
+                return me + ": " + std::to_string(h.deliveries.size() - 1) + " arrived, " +
+                       std::to_string(count) + " sent";
+            for (uint32_t i = 0; i < count; ++i) {
+                uint32_t seq = 0;
+                std::memcpy(&seq, h.deliveries[i].data.data(), sizeof seq);
+                if (seq != i)
+                    return me + ": out of order at " + std::to_string(i);
+            }
+        }
+        return barrier(ctx);
+    });
+}
+
+TEST_P(BtlPeerConformance, DisconnectDeliversFirstThenCloses)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = side_name(ctx);
+        weft_btl_endpoint_t *ep = nullptr;
+        if (std::string err = connect_peer(ctx, &ep); !err.empty())
+            return err;
+        const auto *ops = ep->module->ops;
+        const auto before = pattern(200000, 9);
+        if (ctx.side == Side::parent) {
+            if (send_bytes(h, ep, 1, before) != WEFT_SUCCESS || ops->disconnect(ep) != WEFT_SUCCESS)
+                return me + ": send or disconnect failed";
+            iovec iov{const_cast<std::byte *>(before.data()), 4};
+            int rc = ops->send(ep, 1, &iov, 1);
+            if (rc >= 0 || rc == WEFT_ERR_AGAIN)
+                return me + ": send after disconnect gave " + std::string(weft_status_string(rc));
+            if (ops->disconnect(ep) >= 0)
+                return me + ": second disconnect succeeded";
+        }
+        weft_btl_endpoint_t *mine = ep;
+        if (!h.progress_until([&] { return h.count_states(mine, WEFT_BTL_EP_CLOSED) > 0 ||
+                                           h.count_states(mine, WEFT_BTL_EP_FAILED) > 0; }))
+            return me + ": no CLOSED: " + h.failure();
+        if (h.count_states(mine, WEFT_BTL_EP_CLOSED) != 1)
+            return me + ": FAILED instead of CLOSED: " + h.states.back().reason;
+        if (ctx.side == Side::child && (h.deliveries.size() != 1 || h.deliveries[0].data != before))
+            return me + ": the message before the disconnect was not delivered first";
+        for (int i = 0; i < 10; ++i)
+            h.progress_once();
+        if (h.count_states(mine, WEFT_BTL_EP_CLOSED) != 1)
+            return me + ": more than one CLOSED";
+        return barrier(ctx);
+    });
+}
+
+TEST_P(BtlPeerConformance, MisuseIsAnErrorCodeNotACrash)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = side_name(ctx);
+        weft_btl_endpoint_t *ep = nullptr;
+        if (std::string err = connect_peer(ctx, &ep); !err.empty())
+            return err;
+        const auto *ops = ep->module->ops;
+        std::byte data[16] = {};
+        iovec iov{data, sizeof data};
+        iovec null_piece{nullptr, 8};
+        auto hard = [](int rc) { return rc < 0 && rc != WEFT_ERR_AGAIN; };
+        if (!hard(ops->send(nullptr, 0, &iov, 1)) || !hard(ops->send(ep, 0, &iov, -1)) ||
+            !hard(ops->send(ep, 0, nullptr, 1)) || !hard(ops->send(ep, 0, &null_piece, 1)) ||
+            !hard(ops->disconnect(nullptr)) || !hard(ops->card(ep->module, data, nullptr)))
+            return me + ": misuse was not refused";
+        const size_t max_send = ep->module->caps.max_send, piece = size_t{1} << 20;
+        if (max_send / piece <= 4096) {
+            std::vector<std::byte> buf(piece);
+            std::vector<iovec> over(max_send / piece + 1, iovec{buf.data(), piece});
+            if (!hard(ops->send(ep, 0, over.data(), static_cast<int>(over.size()))))
+                return me + ": a send above max_send was accepted";
+        }
+        for (int i = 0; i < 20; ++i)
+            if (h.progress_once() < 0)
+                return me + ": progress failed";
+        if (std::string err = barrier(ctx); !err.empty())
+            return err;
+        for (int i = 0; i < 20; ++i)
+            h.progress_once();
+        if (!h.deliveries.empty())
+            return me + ": a refused send was delivered";
+        return barrier(ctx);
+    });
+}
+
+TEST_P(BtlPeerConformance, FinalizeWithPendingWorkNeitherHangsNorCallsBack)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = side_name(ctx);
+        weft_btl_endpoint_t *ep = nullptr;
+        if (std::string err = connect_peer(ctx, &ep); !err.empty())
+            return err;
+        if (ctx.side == Side::parent) {
+            const auto *ops = ep->module->ops;
+            for (uint32_t i = 0; i < 100; ++i) {
+                iovec iov{&i, sizeof i};
+                ops->send(ep, 2, &iov, 1);
+            }
+            auto big = pattern(size_t{4} << 20, 5);
+            iovec iov{big.data(), std::min(big.size(), ep->module->caps.max_send)};
+            ops->send(ep, 2, &iov, 1);
+            ops->disconnect(ep);
+            const size_t d = h.deliveries.size(), s = h.states.size();
+            if (std::string err = h.finalize_modules(); !err.empty())
+                return me + ": " + err;
+            if (h.deliveries.size() != d || h.states.size() != s)
+                return me + ": finalize ran an upcall";
+            return barrier(ctx);
+        }
+        // The peer vanished with work in flight: CLOSED or FAILED, never a hang.
+        weft_btl_endpoint_t *mine = ep;
+        if (!h.progress_until([&] { return h.count_states(mine, WEFT_BTL_EP_CLOSED) > 0 ||
+                                           h.count_states(mine, WEFT_BTL_EP_FAILED) > 0; }))
+            return me + ": the finalized peer's endpoint never closed or failed: " + h.failure();
+        if (h.count_states(mine, WEFT_BTL_EP_FAILED) > 0 && h.states.back().reason.empty())
+            return me + ": FAILED without a reason";
+        return barrier(ctx);
+    });
+}
+
+TEST_P(BtlPeerConformance, HandlerMaySendWithoutRecursion)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = side_name(ctx);
+        weft_btl_endpoint_t *ep = nullptr;
+        if (std::string err = connect_peer(ctx, &ep); !err.empty())
+            return err;
+        constexpr size_t kRequests = 10;
+        int nested = 0;
+        std::string problem;
+        h.on_recv = [&](const Delivery &d) {
+            if (d.am_id != 1)
+                return;
+            const std::string reply = "reply";
+            iovec iov{const_cast<char *>(reply.data()), reply.size()};
+            if (d.ep->module->ops->send(d.ep, 3, &iov, 1) != WEFT_SUCCESS)
+                problem = "send from the handler failed";
+            int rc = d.ep->module->ops->progress(d.ep->module);
+            nested += rc > 0 ? rc : 0;
+        };
+        const std::string request = "request";
+        for (size_t i = 0; i < kRequests; ++i)
+            if (send_bytes(h, ep, 1, std::as_bytes(std::span(request.data(), request.size()))) != WEFT_SUCCESS)
+                return me + ": request failed";
+        // Each side answers the other's requests and gets its own replies.
+        if (!h.progress_until([&] { return h.deliveries.size() >= 2 * kRequests; }))
+            return me + ": " + h.failure();
+        if (!problem.empty())
+            return me + ": " + problem;
+        if (h.max_upcall_depth != 1 || nested != 0)
+            return me + ": an upcall was re-entered";
+        return barrier(ctx);
+    });
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, BtlPeerConformance, ::testing::ValuesIn(kTransports),
+                         [](const ::testing::TestParamInfo<TransportTraits> &info) {
+                             return info.param.component;
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Transports, BtlConformance, ::testing::ValuesIn(kTransports),
                          [](const ::testing::TestParamInfo<TransportTraits> &info) {

@@ -124,6 +124,33 @@ std::string BtlHarness::finalize_modules()
     return out;
 }
 
+void BtlHarness::set_process(uint32_t rank, uint32_t job_size, const std::string &job_id)
+{
+    job_id_ = job_id;
+    process_ = weft_btl_process_t{};
+    process_.size = sizeof process_;
+    process_.rank = rank;
+    process_.job_size = job_size;
+    process_.node_id = 0;
+    process_.local_rank = rank;
+    process_.local_size = job_size;
+    process_.job_id = job_id_.c_str();
+    process_.hostname = "localhost";
+    for (weft_btl_module_t *m : modules_)
+        if (WEFT_HAS_MEMBER(m, weft_btl_module_t, process))
+            m->process = &process_;
+}
+
+weft_btl_module_t *BtlHarness::module_for(const weft_btl_peer_t &peer) const
+{
+    for (weft_btl_module_t *m : modules_) {
+        char why[WEFT_REASON_MAX];
+        if (m->ops->reachable(m, &peer, why, sizeof why) == 1)
+            return m;
+    }
+    return module();
+}
+
 std::vector<std::byte> BtlHarness::card() const
 {
     std::vector<std::byte> buf(WEFT_REASON_MAX);
@@ -236,7 +263,7 @@ int BtlHarness::retry_on_again(const std::function<int()> &op, const Bounds &bou
 std::string BtlHarness::connect(const weft_btl_peer_t &peer, weft_btl_endpoint_t **ep)
 {
     *ep = nullptr;
-    int rc = component_->start_connect(module(), &peer, ep);
+    int rc = component_->start_connect(module_for(peer), &peer, ep);
     if (rc != WEFT_SUCCESS)
         return std::string("start_connect failed: ") + weft_status_string(rc);
     if (!*ep)
@@ -302,6 +329,12 @@ bool Channel::send(std::span<const std::byte> bytes)
            transfer_all(fd_, reinterpret_cast<char *>(data), bytes.size(), POLLOUT, deadline);
 }
 
+bool Channel::readable() const
+{
+    pollfd pfd{fd_, POLLIN, 0};
+    return poll(&pfd, 1, 0) != 0;
+}
+
 bool Channel::send(const std::string &text)
 {
     return send(std::as_bytes(std::span(text.data(), text.size())));
@@ -325,10 +358,11 @@ namespace {
 
 // One side's part: modules, card exchange, body. Returns "" or what failed.
 std::string run_side(Side side, BtlHarness &harness, Channel &channel, const MirrorBody &body,
-                     const Bounds &bounds)
+                     const Bounds &bounds, const std::string &job_id)
 {
     if (std::string err = harness.init_modules(); !err.empty())
         return err;
+    harness.set_process(side == Side::parent ? 0u : 1u, 2, job_id);
     if (!channel.send(harness.card()))
         return "could not send the card to the other process";
     auto peer_card = channel.receive(bounds.deadline);
@@ -398,6 +432,9 @@ std::string run_two_process(BtlHarness &harness, const MirrorBody &body, const B
     int fds[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
         return std::string("socketpair failed: ") + std::strerror(errno);
+    // One job id for both sides, unique per run.
+    const std::string job_id = "conformance-" + std::to_string(getpid()) + "-" +
+                               std::to_string(Clock::now().time_since_epoch().count());
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
@@ -409,7 +446,7 @@ std::string run_two_process(BtlHarness &harness, const MirrorBody &body, const B
         int code = 0;
         {
             Channel channel(fds[1]);
-            std::string result = run_side(Side::child, harness, channel, body, bounds);
+            std::string result = run_side(Side::child, harness, channel, body, bounds, job_id);
             code = (channel.send(result) && result.empty()) ? 0 : 1;
         }
         // No destructors, atexit handlers or gtest reporting in the child:
@@ -419,7 +456,7 @@ std::string run_two_process(BtlHarness &harness, const MirrorBody &body, const B
     close(fds[1]);
     const auto deadline = Clock::now() + bounds.deadline;
     Channel channel(fds[0]);
-    std::string mine = run_side(Side::parent, harness, channel, body, bounds);
+    std::string mine = run_side(Side::parent, harness, channel, body, bounds, job_id);
     std::string theirs;
     if (auto report = channel.receive(bounds.deadline)) {
         theirs.assign(reinterpret_cast<const char *>(report->data()), report->size());

@@ -99,6 +99,14 @@ public:
     weft_btl_module_t *module() const { return modules_.empty() ? nullptr : modules_.front(); }
     std::span<weft_btl_module_t *const> modules() const { return modules_; }
 
+    // Tells every module who this process is (weft_btl_module_t::process),
+    // as the runtime does before asking for cards. Transports that put the
+    // rank and job in their handshakes (tcp) need it.
+    void set_process(uint32_t rank, uint32_t job_size, const std::string &job_id);
+    // The first module that reaches peer (the harness's connect() uses it),
+    // or the first module when none does.
+    weft_btl_module_t *module_for(const weft_btl_peer_t &peer) const;
+
     // The first module's card (empty if it publishes none).
     std::vector<std::byte> card() const;
     // A peer description; card bytes must outlive its use.
@@ -145,6 +153,8 @@ private:
     std::vector<weft_btl_module_t *> modules_;
     std::vector<std::string> env_storage_;
     std::string failure_;
+    std::string job_id_;
+    weft_btl_process_t process_{};
 };
 
 // A framed, bounded byte channel over one end of a socketpair.
@@ -156,6 +166,8 @@ public:
     Channel &operator=(const Channel &) = delete;
     bool send(std::span<const std::byte> bytes);
     bool send(const std::string &text);
+    // Has the other side sent something (or gone away)? Does not wait.
+    bool readable() const;
     // The next frame, or nullopt when the limit passes or the other side is gone.
     std::optional<std::vector<std::byte>> receive(std::chrono::milliseconds limit);
 

@@ -1,41 +1,37 @@
 // btl/tcp: the TCP transport. This file holds the component entry points:
-// open registers the parameters, query finds the usable interfaces. The data
-// path (modules, connections) arrives with the runtime's btl module
-// interface.
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
+// open registers the parameters, query and init choose the interfaces
+// (btl_tcp_iface.*), init opens one module per chosen interface
+// (btl_tcp_module.*).
+#include <sys/random.h>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
-#include <set>
+#include <new>
 #include <string>
+#include <vector>
 
 #include <weft/btl.h>
 #include <weft/component_util.hpp>
 
+#include "btl_tcp_component.hpp"
+#include "btl_tcp_iface.hpp"
+#include "btl_tcp_module.hpp"
+
 namespace {
+
+using namespace weft::btl_tcp;
 
 int tcp_open(const weft_host_t *host);
 int tcp_query(const weft_host_t *host, weft_query_result_t *result);
-int tcp_finalize(const weft_host_t *) { return WEFT_SUCCESS; }
-
-int tcp_init(const weft_host_t *, weft_btl_module **, int, int *num_modules)
-{
-    *num_modules = 0;   // modules arrive with the runtime's btl module interface
-    return WEFT_SUCCESS;
-}
-
-int tcp_start_connect(weft_btl_module *, const weft_btl_peer *, weft_btl_endpoint **)
-{
-    return WEFT_ERR_NOT_SUPPORTED;
-}
+int tcp_finalize(const weft_host_t *host);
+int tcp_init(const weft_host_t *host, weft_btl_module **modules, int max_modules, int *num_modules);
+int tcp_start_connect(weft_btl_module *module, const weft_btl_peer *peer, weft_btl_endpoint **endpoint);
 
 } // namespace
 
 extern "C" WEFT_EXPORT const weft_btl_component_t weft_btl_tcp_component = {
-    .base = {WEFT_COMPONENT_HEADER(weft_btl_component_t, "btl", "tcp", 0, 1, 0),
+    .base = {WEFT_COMPONENT_HEADER(weft_btl_component_t, "btl", "tcp", 1, 0, 0),
              .open = tcp_open, .query = tcp_query, .finalize = tcp_finalize},
     .init = tcp_init,
     .start_connect = tcp_start_connect,
@@ -65,7 +61,24 @@ const weft::cutil::ParamSpec kParams[] = {
     {"rcvbuf", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_DETAIL,
      "SO_RCVBUF for data sockets; 0 keeps the kernel's autotuning."},
     {"priority", WEFT_PARAM_INT, "10", WEFT_LEVEL_TUNER_DETAIL,
-     "Selection priority among transports that reach the same peer (higher wins)."},
+     "Selection priority among transports that reach the same peer (higher wins); a module "
+     "gets up to 3 more the nearer its NIC is to the process binding."},
+    {"max_send", WEFT_PARAM_SIZE, "64M", WEFT_LEVEL_TUNER_DETAIL,
+     "Largest payload of one send() (256 bytes to 4G-1); the runtime splits larger messages. "
+     "Frames announcing more are refused as hostile."},
+    {"max_queued", WEFT_PARAM_INT, "4096", WEFT_LEVEL_TUNER_DETAIL,
+     "Messages per endpoint that may wait for the socket before send() answers WEFT_ERR_AGAIN "
+     "(at least 1)."},
+    {"handshake_timeout", WEFT_PARAM_DOUBLE, "10", WEFT_LEVEL_TUNER_DETAIL,
+     "Seconds a connection may take for its handshake; slower ones are closed (and counted as "
+     "refused when incoming)."},
+    {"keepalive_time", WEFT_PARAM_INT, "30", WEFT_LEVEL_TUNER_DETAIL,
+     "Seconds of silence before TCP keepalive probes a peer (TCP_KEEPIDLE); with "
+     "keepalive_intvl and keepalive_probes it bounds how long a vanished host goes unnoticed."},
+    {"keepalive_intvl", WEFT_PARAM_INT, "5", WEFT_LEVEL_TUNER_DETAIL,
+     "Seconds between keepalive probes (TCP_KEEPINTVL)."},
+    {"keepalive_probes", WEFT_PARAM_INT, "4", WEFT_LEVEL_TUNER_DETAIL,
+     "Unanswered keepalive probes before the connection fails (TCP_KEEPCNT)."},
 };
 
 int tcp_open(const weft_host_t *host)
@@ -85,69 +98,237 @@ int tcp_open(const weft_host_t *host)
     return WEFT_SUCCESS;
 }
 
-bool link_local(const sockaddr *sa)
+int distance_of(const weft_host_t *host, const char *name)
 {
-    if (sa->sa_family == AF_INET) {
-        uint32_t a = ntohl(reinterpret_cast<const sockaddr_in *>(sa)->sin_addr.s_addr);
-        return (a >> 16) == 0xa9fe;   // 169.254/16
-    }
-    const auto *a6 = &reinterpret_cast<const sockaddr_in6 *>(sa)->sin6_addr;
-    return IN6_IS_ADDR_LINKLOCAL(a6);
+    if (!WEFT_HAS_MEMBER(host, weft_host_t, device_distance) || !host->device_distance)
+        return WEFT_DISTANCE_UNKNOWN;
+    return host->device_distance(name);
 }
 
-bool interface_allowed(const weft_host_t *host, const ifaddrs *ifa)
+// The interfaces that get modules; false with *error when the parameters conflict.
+bool chosen_interfaces(const weft_host_t *host, std::vector<Chosen> *chosen,
+                       std::vector<std::string> *skipped, std::string *error)
 {
-    if (host->param_is_set("btl_tcp_if_include") == 1)
-        return host->list_selects("btl_tcp_if_include", ifa->ifa_name, ifa->ifa_addr) == 1;
-    return host->list_contains("btl_tcp_if_exclude", ifa->ifa_name, ifa->ifa_addr) == 0;
+    std::vector<IfAddr> all = list_interfaces(error);
+    if (all.empty() && !error->empty())
+        return false;
+    return choose_interfaces(host, all, [host](const char *n) { return distance_of(host, n); }, chosen,
+                             skipped, error);
+}
+
+std::string join(const std::vector<std::string> &items)
+{
+    std::string s;
+    for (const auto &i : items)
+        s += (s.empty() ? "" : ", ") + i;
+    return s.empty() ? "none" : s;
 }
 
 int tcp_query(const weft_host_t *host, weft_query_result_t *result)
 {
-    ifaddrs *raw = nullptr;
-    if (getifaddrs(&raw) != 0) {
-        weft::cutil::set_reason(result, "getifaddrs failed; cannot list network interfaces");
-        return WEFT_SUCCESS;
-    }
-    std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> list(raw, freeifaddrs);
-    std::set<std::string> usable, seen;
-    bool loopback = false;
-    for (const ifaddrs *ifa = raw; ifa; ifa = ifa->ifa_next) {
-        if (!ifa->ifa_addr || (ifa->ifa_addr->sa_family != AF_INET &&
-                               ifa->ifa_addr->sa_family != AF_INET6))
-            continue;
-        if (!(ifa->ifa_flags & IFF_UP) || link_local(ifa->ifa_addr))
-            continue;
-        seen.insert(ifa->ifa_name);
-        if (!interface_allowed(host, ifa))
-            continue;
-        if (ifa->ifa_flags & IFF_LOOPBACK)
-            loopback = true;
-        else
-            usable.insert(ifa->ifa_name);
-    }
+    std::vector<Chosen> chosen;
+    std::vector<std::string> skipped;
+    std::string error;
     int64_t priority = 10;
     host->param_get_int("btl_tcp_priority", &priority);
     result->priority = static_cast<int>(priority);
-    std::string names;
-    for (const auto &n : usable)
-        names += (names.empty() ? "" : ",") + n;
-    if (!usable.empty()) {
-        result->available = 1;
-        weft::cutil::set_reason(result, "interfaces: %s", names.c_str());
-    } else if (loopback) {
-        // Loopback alone still serves peers on this node.
-        result->available = 1;
-        weft::cutil::set_reason(result, "loopback only (peers on this node)");
-    } else {
-        std::string s;
-        for (const auto &n : seen)
-            s += (s.empty() ? "" : ",") + n;
-        weft::cutil::set_reason(result, "no usable interface (seen: %s; check "
-                                           "btl_tcp_if_include/btl_tcp_if_exclude)",
-                                   s.empty() ? "none" : s.c_str());
+    if (!chosen_interfaces(host, &chosen, &skipped, &error)) {
+        weft::cutil::set_reason(result, "%s", error.c_str());
+        return WEFT_SUCCESS;
     }
+    std::vector<std::string> names;
+    for (const auto &c : chosen)
+        names.push_back(c.addr.name + (c.loopback ? " (this node only)" : ""));
+    if (chosen.empty()) {
+        weft::cutil::set_reason(result, "no usable interface (skipped: %s; check "
+                                        "btl_tcp_if_include/btl_tcp_if_exclude)",
+                                join(skipped).c_str());
+        return WEFT_SUCCESS;
+    }
+    result->available = 1;
+    weft::cutil::set_reason(result, "interfaces: %s", join(names).c_str());
+    return WEFT_SUCCESS;
+}
+
+// The modules of this process and what they share. The component entry
+// points carry no context, so the component keeps them here; init() and
+// finalize() are the writers.
+struct State {
+    Identity identity;
+    std::vector<std::unique_ptr<TcpModule>> modules;
+};
+std::unique_ptr<State> &state()
+{
+    static std::unique_ptr<State> s;
+    return s;
+}
+
+int refuse_value(const weft_host_t *host, const char *name, const std::string &value, const char *accepted)
+{
+    const char *args[] = {"name", name, "value", value.c_str(), "accepted", accepted, nullptr};
+    host->show_help(self(), "bad-value", args);
+    return WEFT_ERR_BAD_VALUE;
+}
+
+int read_config(const weft_host_t *host, TcpConfig *c)
+{
+    int64_t priority = c->priority, max_queued = static_cast<int64_t>(c->max_queued);
+    int64_t ka_time = c->keepalive_time, ka_intvl = c->keepalive_intvl, ka_probes = c->keepalive_probes;
+    uint64_t eager = c->eager_limit, max_send = c->max_send, sndbuf = 0, rcvbuf = 0;
+    double hs = c->handshake_timeout;
+    host->param_get_int("btl_tcp_priority", &priority);
+    host->param_get_size("btl_tcp_eager_limit", &eager);
+    host->param_get_size("btl_tcp_max_send", &max_send);
+    host->param_get_size("btl_tcp_sndbuf", &sndbuf);
+    host->param_get_size("btl_tcp_rcvbuf", &rcvbuf);
+    host->param_get_int("btl_tcp_max_queued", &max_queued);
+    host->param_get_double("btl_tcp_handshake_timeout", &hs);
+    host->param_get_int("btl_tcp_keepalive_time", &ka_time);
+    host->param_get_int("btl_tcp_keepalive_intvl", &ka_intvl);
+    host->param_get_int("btl_tcp_keepalive_probes", &ka_probes);
+    if (max_send < 256 || max_send > UINT32_MAX)
+        return refuse_value(host, "btl_tcp_max_send", std::to_string(max_send), "256 to 4G-1 bytes");
+    if (max_queued < 1)
+        return refuse_value(host, "btl_tcp_max_queued", std::to_string(max_queued), "1 or more");
+    if (!(hs > 0))
+        return refuse_value(host, "btl_tcp_handshake_timeout", std::to_string(hs), "seconds above 0");
+    if (ka_time < 1 || ka_intvl < 1 || ka_probes < 1 || ka_time > 32767 || ka_intvl > 32767 || ka_probes > 127)
+        return refuse_value(host, "btl_tcp_keepalive_*",
+                            std::to_string(ka_time) + "/" + std::to_string(ka_intvl) + "/" + std::to_string(ka_probes),
+                            "time and intvl 1..32767 seconds, probes 1..127");
+    c->priority = static_cast<int>(priority);
+    c->eager_limit = static_cast<size_t>(eager);
+    c->max_send = static_cast<size_t>(max_send);
+    c->sndbuf = static_cast<size_t>(sndbuf);
+    c->rcvbuf = static_cast<size_t>(rcvbuf);
+    c->max_queued = static_cast<size_t>(max_queued);
+    c->handshake_timeout = hs;
+    c->keepalive_time = static_cast<int>(ka_time);
+    c->keepalive_intvl = static_cast<int>(ka_intvl);
+    c->keepalive_probes = static_cast<int>(ka_probes);
+    return WEFT_SUCCESS;
+}
+
+int init_modules(const weft_host_t *host, weft_btl_module **modules, int max_modules, int *num_modules)
+{
+    TcpConfig config;
+    if (int rc = read_config(host, &config); rc != WEFT_SUCCESS)
+        return rc;
+    std::vector<Chosen> chosen;
+    std::vector<std::string> skipped;
+    std::string error;
+    if (!chosen_interfaces(host, &chosen, &skipped, &error)) {
+        host->log(self(), WEFT_LOG_ERROR, "%s", error.c_str());
+        return WEFT_ERR_BAD_VALUE;
+    }
+    auto st = std::make_unique<State>();
+    // A per-process secret: a connector must present it (read from this
+    // process's card in the modex) before its connection reaches the runtime.
+    if (getrandom(st->identity.secret, kSecretBytes, 0) != static_cast<ssize_t>(kSecretBytes)) {
+        host->log(self(), WEFT_LOG_ERROR, "getrandom failed; cannot make the connection secret");
+        return WEFT_ERR_IO;
+    }
+    for (const Chosen &c : chosen) {
+        if (static_cast<int>(st->modules.size()) >= max_modules) {
+            host->log(self(), WEFT_LOG_WARN, "more usable interfaces than the %d modules allowed; %s unused",
+                      max_modules, c.addr.name.c_str());
+            break;
+        }
+        auto m = std::make_unique<TcpModule>(host, &weft_btl_tcp_component, config, c, &st->identity);
+        uint16_t port = 0;
+        if (std::string err = m->open(&port); !err.empty()) {
+            host->log(self(), WEFT_LOG_WARN, "interface %s skipped: %s", c.addr.name.c_str(), err.c_str());
+            continue;
+        }
+        CardEntry e;
+        uint8_t bytes[16];
+        size_t n = address_bytes(reinterpret_cast<const sockaddr *>(&c.addr.addr), bytes);
+        e.family = n == 4 ? 4 : 6;
+        e.prefix = static_cast<uint8_t>(c.addr.prefix);
+        e.loopback = c.loopback;
+        e.port = port;
+        std::memcpy(e.addr, bytes, n);
+        st->identity.entries.push_back(e);
+        st->identity.has_loopback = st->identity.has_loopback || c.loopback;
+        st->modules.push_back(std::move(m));
+    }
+    for (size_t i = 0; i < st->modules.size(); ++i)
+        modules[i] = st->modules[i]->c_module();
+    *num_modules = static_cast<int>(st->modules.size());
+    if (st->modules.empty()) {
+        std::string inc, exc;
+        const char *v = "";
+        host->param_get_string("btl_tcp_if_include", &v);
+        inc = v;
+        host->param_get_string("btl_tcp_if_exclude", &v);
+        exc = v;
+        const std::string seen = join(skipped);
+        const char *args[] = {"host", "this host", "seen", seen.c_str(), "include", inc.c_str(),
+                              "exclude", exc.c_str(), nullptr};
+        host->show_help(self(), "no-interfaces", args);
+    }
+    state() = std::move(st);
+    return WEFT_SUCCESS;
+}
+
+int tcp_init(const weft_host_t *host, weft_btl_module **modules, int max_modules, int *num_modules)
+{
+    if (!num_modules)
+        return WEFT_ERR_BAD_PARAM;
+    *num_modules = 0;
+    if (!modules || max_modules < 1)
+        return WEFT_ERR_BAD_PARAM;
+    if (state()) {
+        host->log(self(), WEFT_LOG_ERROR, "init called twice without finalize; finalize the first modules first");
+        return WEFT_ERR_EXISTS;
+    }
+    try {
+        return init_modules(host, modules, max_modules, num_modules);
+    } catch (const std::bad_alloc &) {
+        return WEFT_ERR_NO_MEMORY;
+    } catch (...) {
+        return WEFT_ERROR;
+    }
+}
+
+int tcp_start_connect(weft_btl_module *module, const weft_btl_peer *peer, weft_btl_endpoint **endpoint)
+{
+    if (!endpoint)
+        return WEFT_ERR_BAD_PARAM;
+    *endpoint = nullptr;
+    TcpModule *m = TcpModule::from(module);
+    if (!m || !peer)
+        return WEFT_ERR_BAD_PARAM;
+    try {
+        return m->connect(peer, endpoint);
+    } catch (...) {
+        return WEFT_ERR_NO_MEMORY;
+    }
+}
+
+int tcp_finalize(const weft_host_t *)
+{
+    state().reset();
     return WEFT_SUCCESS;
 }
 
 } // namespace
+
+namespace weft::btl_tcp {
+
+int release_module(weft_btl_module_t *m)
+{
+    auto &st = state();
+    TcpModule *tcp = TcpModule::from(m);
+    if (!st || !tcp || tcp->in_progress())
+        return WEFT_ERR_BAD_PARAM;
+    auto it = std::find_if(st->modules.begin(), st->modules.end(), [&](const auto &p) { return p.get() == tcp; });
+    if (it == st->modules.end())
+        return WEFT_ERR_BAD_PARAM;
+    st->modules.erase(it);
+    if (st->modules.empty())
+        st.reset();
+    return WEFT_SUCCESS;
+}
+
+} // namespace weft::btl_tcp

@@ -1,0 +1,107 @@
+// One TCP connection of an endpoint: the framing on a non-blocking socket.
+// Sends try the socket directly (writev of header + payload) and queue only
+// what the kernel did not take; receives read many small frames per recv()
+// into a buffer and large payloads straight into a buffer of their size.
+#pragma once
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "btl_tcp_wire.hpp"
+
+namespace weft::btl_tcp {
+
+// Owns one descriptor.
+class Fd {
+public:
+    Fd() = default;
+    explicit Fd(int fd) : fd_(fd) {}
+    ~Fd() { reset(); }
+    Fd(Fd &&o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+    Fd &operator=(Fd &&o) noexcept
+    {
+        if (this != &o) {
+            reset();
+            fd_ = std::exchange(o.fd_, -1);
+        }
+        return *this;
+    }
+    Fd(const Fd &) = delete;
+    Fd &operator=(const Fd &) = delete;
+    int get() const { return fd_; }
+    explicit operator bool() const { return fd_ >= 0; }
+    void reset()
+    {
+        if (fd_ >= 0)
+            ::close(fd_);
+        fd_ = -1;
+    }
+
+private:
+    int fd_ = -1;
+};
+
+// What a link's reader hands up: a message (data valid during the call) or
+// the peer's orderly close.
+struct LinkSink {
+    std::function<void(uint8_t am_id, std::span<const std::byte> data)> message;
+    std::function<void()> closed;
+    // Stop delivering (e.g. the endpoint was disconnected from an upcall).
+    std::function<bool()> stop;
+};
+
+class Link {
+public:
+    // receive() results besides 0 (would block) and positive errno values.
+    static constexpr int kBadFrame = -1;   // *error says why
+    static constexpr int kEof = -2;        // the peer closed without a close frame
+    static constexpr int kClosed = -3;     // the peer's close frame arrived
+    static constexpr int kStopped = -4;    // sink.stop() asked to stop
+
+    explicit Link(Fd fd, size_t max_payload) : fd_(std::move(fd)), max_payload_(max_payload) {}
+
+    int fd() const { return fd_.get(); }
+    bool has_queue() const { return !queue_.empty(); }
+    size_t queued_frames() const { return queue_.size(); }
+
+    // Sends header + pieces: directly when nothing waits, else queued.
+    // Returns 0, or an errno when the connection is broken.
+    int send(const FrameHeader &h, const struct iovec *iov, int iovcnt);
+    // Writes queued bytes; 0 or an errno. *drained says the queue is empty.
+    int flush(bool *drained);
+    // Reads what the socket has and delivers complete frames through sink.
+    // Returns 0 (would block, or a read budget used up), an errno, or k*.
+    int receive(const LinkSink &sink, std::string *error);
+    void drop_queue() { queue_.clear(); }
+    Fd release() { return std::move(fd_); }
+
+private:
+    struct Pending {
+        std::vector<std::byte> bytes;
+        size_t off = 0;
+    };
+    int deliver_buffered(const LinkSink &sink, std::string *error, bool *progressed);
+
+    Fd fd_;
+    size_t max_payload_;
+    std::deque<Pending> queue_;
+    // Small frames: read in bulk, parsed in place.
+    std::vector<std::byte> rbuf_ = std::vector<std::byte>(64 * 1024);
+    size_t rstart_ = 0, rend_ = 0;
+    // A payload larger than rbuf_: received straight into its own buffer.
+    bool in_large_ = false;
+    FrameHeader large_hdr_;
+    std::vector<std::byte> large_;
+    size_t large_have_ = 0;
+};
+
+} // namespace weft::btl_tcp

@@ -1,0 +1,780 @@
+#include "btl_tcp_module.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+namespace weft::btl_tcp {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// epoll tags: the low bits of an (8-aligned) object pointer say what it is.
+constexpr uintptr_t kTagListener = 0, kTagHandshake = 1, kTagEndpoint = 2, kTagMask = 7;
+// Events per epoll_wait in one progress().
+constexpr int kMaxEvents = 64;
+// How long a closed link waits for the peer's end before it is dropped.
+constexpr auto kLinger = std::chrono::seconds(5);
+
+void write_reason(char *why, size_t why_len, const std::string &text)
+{
+    if (why && why_len > 0)
+        std::snprintf(why, why_len, "%s", text.c_str());
+}
+
+sockaddr_storage to_sockaddr(const CardEntry &e, socklen_t *len)
+{
+    sockaddr_storage ss{};
+    if (e.family == 4) {
+        auto *sin = reinterpret_cast<sockaddr_in *>(&ss);
+        sin->sin_family = AF_INET;
+        sin->sin_port = htons(e.port);
+        std::memcpy(&sin->sin_addr, e.addr, 4);
+        *len = sizeof *sin;
+    } else {
+        auto *sin6 = reinterpret_cast<sockaddr_in6 *>(&ss);
+        sin6->sin6_family = AF_INET6;
+        sin6->sin6_port = htons(e.port);
+        std::memcpy(&sin6->sin6_addr, e.addr, 16);
+        *len = sizeof *sin6;
+    }
+    return ss;
+}
+
+std::string entry_text(const CardEntry &e)
+{
+    socklen_t len;
+    sockaddr_storage ss = to_sockaddr(e, &len);
+    return describe(reinterpret_cast<const sockaddr *>(&ss), e.prefix);
+}
+
+std::string peer_text(const sockaddr_storage &ss)
+{
+    char text[INET6_ADDRSTRLEN] = "?";
+    uint8_t bytes[16];
+    const auto *sa = reinterpret_cast<const sockaddr *>(&ss);
+    if (address_bytes(sa, bytes) > 0)
+        inet_ntop(sa->sa_family, bytes, text, sizeof text);
+    uint16_t port = sa->sa_family == AF_INET ? ntohs(reinterpret_cast<const sockaddr_in *>(sa)->sin_port)
+                                             : ntohs(reinterpret_cast<const sockaddr_in6 *>(sa)->sin6_port);
+    return std::string(text) + ":" + std::to_string(port);
+}
+
+static_assert(std::is_standard_layout_v<TcpEndpoint> && offsetof(TcpEndpoint, c) == 0,
+              "the C endpoint must convert back to TcpEndpoint");
+
+} // namespace
+
+TcpModule::TcpModule(const weft_host_t *host, const weft_btl_component_t *component,
+                     const TcpConfig &config, const Chosen &iface, Identity *identity)
+    : host_(host), config_(config), iface_(iface), identity_(identity)
+{
+    c_.size = sizeof c_;
+    c_.component = component;
+    c_.ops = &kTcpModuleOps;
+    c_.caps.size = sizeof c_.caps;
+    // Loopback: a kernel copy each way; a NIC: what a 10G-class link gives.
+    c_.caps.latency_us = iface.loopback ? 8.0 : 20.0;
+    c_.caps.bandwidth_mbs = iface.loopback ? 4000.0 : 1250.0;
+    c_.caps.eager_limit = std::min(config.eager_limit, config.max_send);
+    c_.caps.max_send = config.max_send;
+    c_.caps.inline_max = 0;
+    c_.caps.exclusivity = WEFT_BTL_EXCLUSIVITY_LOW;
+    c_.caps.flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_FD;
+    // Among equals the NIC nearest to the binding wins (WEFT_DISTANCE_*).
+    c_.caps.priority = config.priority + (WEFT_DISTANCE_UNKNOWN - iface.distance);
+    std::snprintf(c_.name, sizeof c_.name, "tcp/%s", iface.addr.name.c_str());
+    c_.module_ctx = this;
+}
+
+TcpModule::~TcpModule() = default;
+
+TcpModule *TcpModule::from(weft_btl_module_t *m)
+{
+    if (!m || m->ops != &kTcpModuleOps || !m->module_ctx)
+        return nullptr;
+    return static_cast<TcpModule *>(m->module_ctx);
+}
+
+TcpEndpoint *TcpModule::endpoint(weft_btl_endpoint_t *ep)
+{
+    if (!ep || !from(ep->module))
+        return nullptr;
+    auto *e = reinterpret_cast<TcpEndpoint *>(ep);
+    return e->phase == EpPhase::gone ? nullptr : e;
+}
+
+std::string TcpModule::open(uint16_t *port)
+{
+    const auto *sa = reinterpret_cast<const sockaddr *>(&iface_.addr.addr);
+    epfd_ = Fd(epoll_create1(EPOLL_CLOEXEC));
+    if (!epfd_)
+        return std::string("epoll_create1 failed: ") + std::strerror(errno);
+    listener_ = Fd(::socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!listener_)
+        return std::string("socket failed: ") + std::strerror(errno);
+    sockaddr_storage bind_to = iface_.addr.addr;
+    socklen_t len = sa->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+    reinterpret_cast<sockaddr_in *>(&bind_to)->sin_port = 0;   // same offset in sin6
+    if (::bind(listener_.get(), reinterpret_cast<sockaddr *>(&bind_to), len) != 0 ||
+        ::listen(listener_.get(), 128) != 0)
+        return "cannot listen on " + describe(sa, iface_.addr.prefix) + ": " + std::strerror(errno);
+    sockaddr_storage bound{};
+    len = sizeof bound;
+    getsockname(listener_.get(), reinterpret_cast<sockaddr *>(&bound), &len);
+    *port = ntohs(reinterpret_cast<sockaddr_in *>(&bound)->sin_port);
+    watch(listener_.get(), reinterpret_cast<void *>(kTagListener), EPOLLIN, false);
+    return "";
+}
+
+void TcpModule::watch(int fd, void *tag, uint32_t events, bool modify)
+{
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = reinterpret_cast<uintptr_t>(tag);
+    epoll_ctl(epfd_.get(), modify ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
+}
+
+uint32_t TcpModule::my_rank() const
+{
+    return c_.process && WEFT_HAS_MEMBER(c_.process, weft_btl_process_t, rank) ? c_.process->rank : 0;
+}
+
+std::string TcpModule::job_id() const
+{
+    if (c_.process && WEFT_HAS_MEMBER(c_.process, weft_btl_process_t, job_id) && c_.process->job_id)
+        return std::string(c_.process->job_id).substr(0, kJobIdBytes - 1);
+    return "";
+}
+
+std::string TcpModule::where(const TcpEndpoint &ep) const
+{
+    return "rank " + std::to_string(ep.c.peer_rank) + " on host " + ep.host + " (" + ep.addr +
+           " via " + c_.name + ")";
+}
+
+// ---- reachability and card ----------------------------------------------------
+
+const CardEntry *TcpModule::match(const weft_btl_peer_t *peer, const Card &card,
+                                  std::string *why) const
+{
+    const int fam = iface_.addr.family == AF_INET ? 4 : 6;
+    const bool peer_has_lo = std::any_of(card.entries.begin(), card.entries.end(),
+                                         [](const CardEntry &e) { return e.loopback; });
+    if (iface_.loopback) {
+        if (peer->peer_class != WEFT_PEER_SAME_NODE && peer->peer_class != WEFT_PEER_SELF) {
+            *why = std::string(c_.name) + ": loopback reaches only processes on this node";
+            return nullptr;
+        }
+        for (const CardEntry &e : card.entries)
+            if (e.loopback && e.family == fam)
+                return &e;
+        *why = std::string(c_.name) + ": the peer publishes no IPv" + std::to_string(fam) +
+               " loopback address (its btl_tcp_if_include/if_exclude left lo out)";
+        return nullptr;
+    }
+    if (peer->peer_class == WEFT_PEER_SAME_NODE && identity_->has_loopback && peer_has_lo) {
+        *why = std::string(c_.name) + ": peers on this node are reached through loopback";
+        return nullptr;
+    }
+    uint8_t mine[16];
+    size_t n = address_bytes(reinterpret_cast<const sockaddr *>(&iface_.addr.addr), mine);
+    std::string seen;
+    for (const CardEntry &e : card.entries) {
+        if (e.loopback)
+            continue;
+        seen += (seen.empty() ? "" : ", ") + entry_text(e);
+        if (e.family == fam && same_subnet(mine, e.addr, n, iface_.addr.prefix))
+            return &e;
+    }
+    *why = std::string(c_.name) + " (" +
+           describe(reinterpret_cast<const sockaddr *>(&iface_.addr.addr), iface_.addr.prefix) +
+           "): no address of the peer in this subnet; the peer publishes " +
+           (seen.empty() ? std::string("none besides loopback") : seen);
+    return nullptr;
+}
+
+int TcpModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const
+{
+    if (!WEFT_HAS_MEMBER(peer, weft_btl_peer_t, card_len)) {
+        write_reason(why, why_len, std::string(c_.name) + ": no usable peer description");
+        return 0;
+    }
+    const std::string who = "rank " + std::to_string(peer->rank) + " on " +
+                            (peer->hostname ? peer->hostname : "?");
+    if (!peer->card || peer->card_len == 0) {
+        write_reason(why, why_len, std::string(c_.name) + ": " + who + " published no btl/tcp card");
+        return 0;
+    }
+    Card card;
+    if (std::string bad = decode_card(std::span(static_cast<const std::byte *>(peer->card), peer->card_len), &card);
+        !bad.empty()) {
+        write_reason(why, why_len, std::string(c_.name) + ": card of " + who + ": " + bad);
+        return 0;
+    }
+    std::string reason;
+    if (!match(peer, card, &reason)) {
+        write_reason(why, why_len, reason + " (" + who + ")");
+        return 0;
+    }
+    return 1;
+}
+
+int TcpModule::card(void *buf, size_t *len) const
+{
+    if (!len)
+        return WEFT_ERR_BAD_PARAM;
+    Card card;
+    std::memcpy(card.secret, identity_->secret, kSecretBytes);
+    card.entries = identity_->entries;
+    std::vector<std::byte> bytes = encode_card(card);
+    const size_t room = *len;
+    *len = bytes.size();
+    if (!buf || room < bytes.size())
+        return WEFT_ERR_TRUNCATED;
+    std::memcpy(buf, bytes.data(), bytes.size());
+    return WEFT_SUCCESS;
+}
+
+// ---- connecting ----------------------------------------------------------------
+
+void TcpModule::tune(int fd) const
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &config_.keepalive_time, sizeof(int));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &config_.keepalive_intvl, sizeof(int));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &config_.keepalive_probes, sizeof(int));
+    if (config_.sndbuf > 0) {
+        int v = static_cast<int>(std::min<size_t>(config_.sndbuf, INT32_MAX));
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v);
+    }
+    if (config_.rcvbuf > 0) {
+        int v = static_cast<int>(std::min<size_t>(config_.rcvbuf, INT32_MAX));
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v);
+    }
+}
+
+TcpEndpoint *TcpModule::find_peer(uint32_t rank)
+{
+    for (auto &ep : endpoints_)
+        if (ep->c.peer_rank == rank && ep->phase != EpPhase::gone && !ep->user_closed)
+            return ep.get();
+    return nullptr;
+}
+
+int TcpModule::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
+{
+    *out = nullptr;
+    char why[WEFT_REASON_MAX];
+    if (!peer || !reachable(peer, why, sizeof why)) {
+        if (peer && host_->log_enabled(&c_.component->base, WEFT_LOG_DEBUG))
+            host_->log(&c_.component->base, WEFT_LOG_DEBUG, "start_connect refused: %s", why);
+        return peer ? WEFT_ERR_UNREACHABLE : WEFT_ERR_BAD_PARAM;
+    }
+    // One endpoint per peer and module: the peer may have connected first.
+    if (TcpEndpoint *existing = find_peer(peer->rank)) {
+        *out = &existing->c;
+        return WEFT_SUCCESS;
+    }
+    Card card;
+    decode_card(std::span(static_cast<const std::byte *>(peer->card), peer->card_len), &card);
+    std::string reason;
+    const CardEntry *target = match(peer, card, &reason);
+    socklen_t len;
+    sockaddr_storage ss = to_sockaddr(*target, &len);
+
+    auto ep = std::make_unique<TcpEndpoint>();
+    ep->c.size = sizeof ep->c;
+    ep->c.module = &c_;
+    ep->c.peer_rank = peer->rank;
+    ep->c.state = WEFT_BTL_EP_CONNECTING;
+    ep->host = peer->hostname ? peer->hostname : "?";
+    ep->addr = peer_text(ss);
+
+    auto hs = std::make_unique<Handshake>();
+    hs->outgoing = true;
+    hs->ep = ep.get();
+    hs->from = ep->addr;
+    hs->deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(config_.handshake_timeout * 1000));
+    Hello hello;
+    hello.kind = HelloKind::hello;
+    hello.rank = my_rank();
+    std::memcpy(hello.secret, card.secret, kSecretBytes);
+    std::string job = job_id();
+    std::memcpy(hello.job_id, job.data(), job.size());
+    encode_hello(hello, hs->buf);
+
+    hs->fd = Fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!hs->fd)
+        return WEFT_ERR_IO;
+    tune(hs->fd.get());
+    int rc = ::connect(hs->fd.get(), reinterpret_cast<sockaddr *>(&ss), len);
+    if (rc != 0 && errno != EINPROGRESS) {
+        // Reported from progress(), like every state change.
+        report(*ep, WEFT_BTL_EP_FAILED, WEFT_ERR_UNREACHABLE,
+               "connect to " + where(*ep) + " failed: " + std::strerror(errno));
+        ep->phase = EpPhase::closing;
+    } else {
+        hs->connected = rc == 0;
+        watch(hs->fd.get(), reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(hs.get()) | kTagHandshake),
+              EPOLLIN | EPOLLOUT, false);
+        handshakes_.push_back(std::move(hs));
+    }
+    *out = &ep->c;
+    endpoints_.push_back(std::move(ep));
+    return WEFT_SUCCESS;
+}
+
+void TcpModule::on_listener()
+{
+    for (int i = 0; i < 16; ++i) {
+        sockaddr_storage ss{};
+        socklen_t len = sizeof ss;
+        int fd = ::accept4(listener_.get(), reinterpret_cast<sockaddr *>(&ss), &len,
+                           SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        auto hs = std::make_unique<Handshake>();
+        hs->fd = Fd(fd);
+        hs->from = peer_text(ss);
+        hs->deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(config_.handshake_timeout * 1000));
+        tune(fd);
+        watch(fd, reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(hs.get()) | kTagHandshake), EPOLLIN, false);
+        handshakes_.push_back(std::move(hs));
+    }
+}
+
+void TcpModule::refuse(Handshake &hs, const std::string &why)
+{
+    ++refused_;
+    hs.dead = true;
+    hs.fd.reset();
+    const auto *self = &c_.component->base;
+    if (!warned_refused_) {
+        warned_refused_ = true;
+        host_->log(self, WEFT_LOG_WARN,
+                   "%s refused a connection from %s: %s (further refusals are logged at debug level)",
+                   c_.name, hs.from.c_str(), why.c_str());
+    } else if (host_->log_enabled(self, WEFT_LOG_DEBUG)) {
+        host_->log(self, WEFT_LOG_DEBUG, "%s refused a connection from %s: %s", c_.name, hs.from.c_str(),
+                   why.c_str());
+    }
+    if (host_->log_enabled(self, WEFT_LOG_DEBUG))
+        host_->log(self, WEFT_LOG_DEBUG, "%s refused connections: %lu", c_.name, refused_);
+}
+
+void TcpModule::adopt(TcpEndpoint &ep, Fd fd)
+{
+    watch(fd.get(), reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(&ep) | kTagEndpoint), EPOLLIN, true);
+    ep.link = std::make_unique<Link>(std::move(fd), config_.max_send);
+    ep.phase = EpPhase::connected;
+    // What was sent while connecting goes first, in order.
+    for (auto &[h, bytes] : ep.early) {
+        iovec iov{bytes.data(), bytes.size()};
+        if (int err = ep.link->send(h, &iov, 1); err != 0) {
+            fail(ep, WEFT_ERR_IO, "sending to " + where(ep) + " failed: " + std::strerror(err));
+            return;
+        }
+    }
+    ep.early.clear();
+    report(ep, WEFT_BTL_EP_CONNECTED, WEFT_SUCCESS, "");
+    after_io(ep);
+}
+
+void TcpModule::incoming_hello(Handshake &hs)
+{
+    Hello h;
+    if (std::string bad = decode_hello(std::span(hs.buf, kHelloBytes), &h); !bad.empty())
+        return refuse(hs, bad);
+    if (h.kind != HelloKind::hello)
+        return refuse(hs, "handshake does not start with a hello");
+    if (std::memcmp(h.secret, identity_->secret, kSecretBytes) != 0)
+        return refuse(hs, "wrong secret (not a process of this job, or a stale card)");
+    if (std::string(h.job_id) != job_id())
+        return refuse(hs, "job id '" + std::string(h.job_id) + "' is not this job's");
+    if (c_.process && WEFT_HAS_MEMBER(c_.process, weft_btl_process_t, job_size) &&
+        c_.process->job_size > 0 && h.rank >= c_.process->job_size)
+        return refuse(hs, "rank " + std::to_string(h.rank) + " is outside the job");
+    if (h.link != 0 || h.links != 1)
+        return refuse(hs, "multi-link handshakes are not supported by this version");
+
+    Hello reply;
+    reply.rank = my_rank();
+    TcpEndpoint *ep = find_peer(h.rank);
+    if (ep && (ep->phase == EpPhase::waiting_peer ||
+               (ep->phase == EpPhase::connecting && my_rank() > h.rank))) {
+        reply.kind = HelloKind::accept;   // the lower rank's connection wins
+    } else if (ep) {
+        // Our own connection wins (we are the lower rank) or one is already up.
+        reply.kind = HelloKind::duplicate;
+    } else {
+        auto owned = std::make_unique<TcpEndpoint>();
+        owned->c.size = sizeof owned->c;
+        owned->c.module = &c_;
+        owned->c.peer_rank = h.rank;
+        owned->c.state = WEFT_BTL_EP_CONNECTING;
+        owned->host = "(rank " + std::to_string(h.rank) + "'s host)";
+        owned->addr = hs.from;
+        const weft_btl_upcalls_t &up = c_.upcalls;
+        void *ctx = WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, accepted) && up.accepted
+                        ? up.accepted(up.ctx, &owned->c)
+                        : nullptr;
+        if (!ctx) {
+            reply.kind = HelloKind::refuse;
+        } else {
+            owned->c.runtime_ctx = ctx;
+            reply.kind = HelloKind::accept;
+            ep = owned.get();
+            endpoints_.push_back(std::move(owned));
+        }
+    }
+    std::byte out[kHelloBytes];
+    encode_hello(reply, out);
+    // A fresh socket's send buffer always takes a handshake at once.
+    ssize_t w = ::send(hs.fd.get(), out, kHelloBytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+    hs.dead = true;
+    if (w != static_cast<ssize_t>(kHelloBytes)) {
+        if (reply.kind == HelloKind::accept)
+            fail(*ep, WEFT_ERR_IO, "handshake reply to " + where(*ep) + " failed");
+        return;
+    }
+    if (reply.kind == HelloKind::accept) {
+        ep->addr = hs.from;
+        adopt(*ep, std::move(hs.fd));
+    } else {
+        hs.fd.reset();
+    }
+}
+
+void TcpModule::outgoing_reply(Handshake &hs)
+{
+    TcpEndpoint &ep = *hs.ep;
+    hs.dead = true;
+    Hello h;
+    std::string bad = decode_hello(std::span(hs.buf, kHelloBytes), &h);
+    if (bad.empty() && h.rank != ep.c.peer_rank)
+        bad = "answered as rank " + std::to_string(h.rank);
+    if (!bad.empty()) {
+        hs.fd.reset();
+        return fail(ep, WEFT_ERR_UNREACHABLE, "handshake with " + where(ep) + " failed: " + bad);
+    }
+    if (ep.phase != EpPhase::connecting) {
+        hs.fd.reset();   // the peer's own connection got there first
+        return;
+    }
+    switch (h.kind) {
+    case HelloKind::accept:
+        adopt(ep, std::move(hs.fd));
+        break;
+    case HelloKind::duplicate:
+        // Both connected at once and the peer's connection wins: wait for it.
+        hs.fd.reset();
+        ep.phase = EpPhase::waiting_peer;
+        break;
+    default:
+        hs.fd.reset();
+        fail(ep, WEFT_ERR_UNREACHABLE, where(ep) + " refused the connection (its runtime does not know this rank)");
+    }
+}
+
+void TcpModule::on_handshake(Handshake &hs, uint32_t events)
+{
+    if (hs.dead)
+        return;
+    const int fd = hs.fd.get();
+    if (hs.outgoing && !hs.connected) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err != 0 || (events & (EPOLLERR | EPOLLHUP))) {
+            hs.dead = true;
+            hs.fd.reset();
+            if (hs.ep->phase == EpPhase::connecting)
+                fail(*hs.ep, WEFT_ERR_UNREACHABLE,
+                     "connect to " + where(*hs.ep) + " failed: " + std::strerror(err ? err : ECONNREFUSED));
+            return;
+        }
+        if (!(events & EPOLLOUT))
+            return;
+        hs.connected = true;
+    }
+    if (hs.outgoing && hs.sent < kHelloBytes) {
+        ssize_t w = ::send(fd, hs.buf + hs.sent, kHelloBytes - hs.sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0)
+            hs.sent += static_cast<size_t>(w);
+        if (hs.sent == kHelloBytes) {
+            hs.have = 0;
+            watch(fd, reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(&hs) | kTagHandshake), EPOLLIN, true);
+        }
+        return;
+    }
+    // Exactly one handshake's bytes: what follows belongs to the link.
+    ssize_t r = ::recv(fd, hs.buf + hs.have, kHelloBytes - hs.have, MSG_DONTWAIT);
+    if (r < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (r <= 0) {
+        const std::string why = r == 0 ? "closed during the handshake" : std::strerror(errno);
+        if (hs.outgoing) {
+            hs.dead = true;
+            hs.fd.reset();
+            if (hs.ep->phase == EpPhase::connecting)
+                fail(*hs.ep, WEFT_ERR_UNREACHABLE, "handshake with " + where(*hs.ep) + " failed: " + why);
+        } else {
+            refuse(hs, "short handshake (" + std::to_string(hs.have) + " bytes): " + why);
+        }
+        return;
+    }
+    hs.have += static_cast<size_t>(r);
+    if (hs.have < kHelloBytes)
+        return;
+    if (hs.outgoing)
+        outgoing_reply(hs);
+    else
+        incoming_hello(hs);
+}
+
+// ---- data path -------------------------------------------------------------------
+
+int TcpModule::frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct iovec *iov, int iovcnt)
+{
+    if (ep.user_closed || ep.phase == EpPhase::closing || ep.phase == EpPhase::gone)
+        return WEFT_ERR_UNREACHABLE;
+    // The close frame is never refused for room: disconnect() must not fail with AGAIN.
+    const bool limited = h.kind != kFrameClose;
+    if (ep.phase != EpPhase::connected) {
+        if (limited && ep.early.size() >= config_.max_queued)
+            return WEFT_ERR_AGAIN;
+        std::vector<std::byte> bytes(h.len);
+        size_t at = 0;
+        for (int i = 0; i < iovcnt; ++i)
+            if (iov[i].iov_len > 0) {
+                std::memcpy(bytes.data() + at, iov[i].iov_base, iov[i].iov_len);
+                at += iov[i].iov_len;
+            }
+        ep.early.emplace_back(h, std::move(bytes));
+        return WEFT_SUCCESS;
+    }
+    if (limited && ep.link->queued_frames() >= config_.max_queued)
+        return WEFT_ERR_AGAIN;
+    const bool was_idle = !ep.link->has_queue();
+    if (int err = ep.link->send(h, iov, iovcnt); err != 0) {
+        // Reported from progress(): no upcall from inside send().
+        fail(ep, WEFT_ERR_IO, "sending to " + where(ep) + " failed: " + std::strerror(err) +
+                                  " (the peer process may have died)");
+        return WEFT_ERR_UNREACHABLE;
+    }
+    if (was_idle && ep.link->has_queue())
+        watch(ep.link->fd(), reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(&ep) | kTagEndpoint),
+              EPOLLIN | EPOLLOUT, true);
+    return WEFT_SUCCESS;
+}
+
+int TcpModule::send(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt)
+{
+    if (iovcnt < 0 || (iovcnt > 0 && !iov))
+        return WEFT_ERR_BAD_PARAM;
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+        if (!iov[i].iov_base && iov[i].iov_len > 0)
+            return WEFT_ERR_BAD_PARAM;
+        if (iov[i].iov_len > config_.max_send - total)
+            return WEFT_ERR_BAD_PARAM;
+        total += iov[i].iov_len;
+    }
+    FrameHeader h;
+    h.len = h.total = static_cast<uint32_t>(total);
+    h.am_id = am_id;
+    return frame_send(ep, h, iov, iovcnt);
+}
+
+int TcpModule::disconnect(TcpEndpoint &ep)
+{
+    if (ep.user_closed)
+        return WEFT_ERR_BAD_PARAM;
+    if (ep.phase == EpPhase::connected) {
+        FrameHeader h;
+        h.kind = kFrameClose;
+        frame_send(ep, h, nullptr, 0);   // a failure is reported as FAILED instead
+    }
+    ep.user_closed = true;
+    close_pending_ = true;
+    if (ep.phase == EpPhase::connecting || ep.phase == EpPhase::waiting_peer) {
+        ep.phase = EpPhase::closing;
+        ep.early.clear();
+        report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "disconnected before the connection was up");
+    }
+    return WEFT_SUCCESS;
+}
+
+void TcpModule::report(TcpEndpoint &ep, weft_btl_ep_state_t state, int status, const std::string &why)
+{
+    reports_.push_back({&ep, state, status, why});
+}
+
+void TcpModule::fail(TcpEndpoint &ep, int status, const std::string &why)
+{
+    if (ep.phase == EpPhase::closing || ep.phase == EpPhase::gone)
+        return;
+    // The link stays until the endpoint is reaped: this may run under a
+    // handler called from that link's receive().
+    ep.phase = EpPhase::closing;
+    ep.early.clear();
+    report(ep, WEFT_BTL_EP_FAILED, status, why);
+}
+
+// After reading or writing: a locally closed endpoint whose close frame is
+// out is done; its socket lingers until the peer closes its end.
+void TcpModule::after_io(TcpEndpoint &ep)
+{
+    if (ep.phase != EpPhase::connected || !ep.user_closed || ep.link->has_queue())
+        return;
+    ep.phase = EpPhase::closing;
+    Fd fd = ep.link->release();
+    ep.link.reset();
+    ::shutdown(fd.get(), SHUT_WR);
+    epoll_ctl(epfd_.get(), EPOLL_CTL_DEL, fd.get(), nullptr);
+    lingering_.emplace_back(std::move(fd), Clock::now() + kLinger);
+    report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
+}
+
+void TcpModule::on_link(TcpEndpoint &ep, uint32_t events)
+{
+    if (ep.phase != EpPhase::connected)
+        return;
+    if (events & EPOLLOUT) {
+        bool drained = false;
+        if (int err = ep.link->flush(&drained); err != 0)
+            return fail(ep, WEFT_ERR_IO, "sending to " + where(ep) + " failed: " + std::strerror(err) +
+                                             " (the peer process may have died)");
+        if (drained)
+            watch(ep.link->fd(), reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(&ep) | kTagEndpoint),
+                  EPOLLIN, true);
+    }
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+        LinkSink sink;
+        const weft_btl_upcalls_t &up = c_.upcalls;
+        sink.message = [&](uint8_t am, std::span<const std::byte> data) {
+            if (WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, recv) && up.recv && !ep.user_closed)
+                up.recv(up.ctx, &ep.c, am, data.data(), data.size());
+        };
+        sink.closed = [] {};
+        sink.stop = [&] { return ep.user_closed || ep.phase != EpPhase::connected; };
+        std::string error;
+        int rc = ep.link->receive(sink, &error);
+        if (ep.phase != EpPhase::connected)
+            return;
+        if (rc == Link::kClosed) {
+            // The peer's orderly close: everything before it was delivered.
+            ep.phase = EpPhase::closing;
+            report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, where(ep) + " disconnected");
+            return;
+        }
+        if (rc == Link::kBadFrame)
+            return fail(ep, WEFT_ERR_IO, "invalid frame from " + where(ep) + ": " + error + "; connection dropped");
+        if (rc == Link::kEof)
+            return fail(ep, WEFT_ERR_UNREACHABLE, "connection to " + where(ep) +
+                                                      " ended without a close (the peer process died?)");
+        if (rc > 0)
+            return fail(ep, WEFT_ERR_UNREACHABLE, "connection to " + where(ep) + " lost: " + std::strerror(rc) +
+                                                      " (the peer process died or its host is unreachable)");
+    }
+    after_io(ep);
+}
+
+void TcpModule::drain_reports()
+{
+    const weft_btl_upcalls_t &up = c_.upcalls;
+    while (!reports_.empty()) {
+        Report r = std::move(reports_.front());
+        reports_.pop_front();
+        TcpEndpoint &ep = *r.ep;
+        if (ep.phase == EpPhase::gone)
+            continue;
+        ep.c.state = r.state;
+        if (WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, state) && up.state)
+            up.state(up.ctx, &ep.c, r.state, r.status, r.reason.empty() ? nullptr : r.reason.c_str());
+        // The module frees a closed or failed endpoint after its upcall (reap()).
+        if (r.state == WEFT_BTL_EP_CLOSED || r.state == WEFT_BTL_EP_FAILED)
+            ep.phase = EpPhase::gone;
+    }
+}
+
+void TcpModule::reap()
+{
+    for (auto &hs : handshakes_)
+        if (hs->ep && hs->ep->phase == EpPhase::gone)
+            hs->dead = true;
+    std::erase_if(handshakes_, [](const auto &hs) { return hs->dead; });
+    std::erase_if(endpoints_, [](const auto &ep) { return ep->phase == EpPhase::gone; });
+    if (!lingering_.empty()) {
+        const auto now = Clock::now();
+        std::erase_if(lingering_, [&](auto &l) {
+            std::byte sink[4096];
+            ssize_t r = ::recv(l.first.get(), sink, sizeof sink, MSG_DONTWAIT);
+            return r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR) || now > l.second;
+        });
+    }
+}
+
+int TcpModule::progress()
+{
+    // An upcall that calls progress() gets nothing: upcalls are never re-entered.
+    if (in_progress_)
+        return 0;
+    in_progress_ = true;
+    int handled = static_cast<int>(reports_.size());
+    drain_reports();
+    epoll_event events[kMaxEvents];
+    int n = epoll_wait(epfd_.get(), events, kMaxEvents, 0);
+    for (int i = 0; i < n; ++i) {
+        const uintptr_t tag = events[i].data.u64 & kTagMask;
+        void *obj = reinterpret_cast<void *>(events[i].data.u64 & ~kTagMask);
+        if (tag == kTagListener)
+            on_listener();
+        else if (tag == kTagHandshake)
+            on_handshake(*static_cast<Handshake *>(obj), events[i].events);
+        else if (tag == kTagEndpoint)
+            on_link(*static_cast<TcpEndpoint *>(obj), events[i].events);
+        handled += static_cast<int>(reports_.size()) + 1;
+        drain_reports();
+    }
+    // Handshakes that take too long: a slow stranger, or a peer that hangs.
+    const auto now = Clock::now();
+    for (auto &hs : handshakes_) {
+        if (hs->dead || now < hs->deadline)
+            continue;
+        if (hs->outgoing) {
+            hs->dead = true;
+            hs->fd.reset();
+            if (hs->ep->phase == EpPhase::connecting)
+                fail(*hs->ep, WEFT_ERR_UNREACHABLE, "connect to " + where(*hs->ep) + " timed out");
+        } else {
+            refuse(*hs, "handshake not completed within btl_tcp_handshake_timeout");
+        }
+    }
+    if (close_pending_) {
+        close_pending_ = false;
+        for (auto &ep : endpoints_)
+            if (ep->user_closed && ep->phase == EpPhase::connected) {
+                after_io(*ep);
+                close_pending_ = close_pending_ || ep->phase == EpPhase::connected;
+            }
+    }
+    drain_reports();
+    reap();
+    in_progress_ = false;
+    return handled;
+}
+
+} // namespace weft::btl_tcp
