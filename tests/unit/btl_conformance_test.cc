@@ -22,6 +22,7 @@ namespace {
 // once their modules exist.
 const std::vector<TransportTraits> kTransports = {
     {"self", PeerMode::loopback, {}},
+    {"scif", PeerMode::other_process, {}},
 };
 
 std::span<const std::byte> bytes_of(const std::string &s)

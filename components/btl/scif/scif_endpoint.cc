@@ -214,8 +214,20 @@ int wait_readable(int fd, int timeout_ms)
 
 } // namespace
 
+namespace {
+std::atomic<uint32_t> g_ring_cells{0};
+}
+
+void set_ring_cells(uint32_t cells)
+{
+    if (cells >= kMinRingCells && cells <= kMaxRingCells && (cells & (cells - 1)) == 0)
+        g_ring_cells.store(cells, std::memory_order_relaxed);
+}
+
 uint32_t ring_cells_default()
 {
+    if (uint32_t c = g_ring_cells.load(std::memory_order_relaxed))
+        return c;
     // 64 KiB per direction: 1024 cells; WEFT_SCIF_RING_CELLS overrides (btl/scif
     // sets it from btl_scif_ring_size).
     if (const char *v = std::getenv("WEFT_SCIF_RING_CELLS")) {

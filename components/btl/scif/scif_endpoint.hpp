@@ -121,5 +121,8 @@ int copy_with_peer(Endpoint &ep, bool read, std::byte *local, uint64_t remote, s
 
 // Segment geometry (also used by tests): cells per ring direction.
 uint32_t ring_cells_default();
+// Cells per direction for connections this process starts from now on (a
+// power of two within the protocol's bounds; others are ignored).
+void set_ring_cells(uint32_t cells);
 
 } // namespace weft::scif
