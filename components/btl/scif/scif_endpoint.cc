@@ -424,6 +424,10 @@ int finish_connect(Endpoint &ep, bool block)
 int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out)
 {
     for (;;) {
+        // The listening socket itself blocks (its flags are the user's), so
+        // ask poll() first when we must not wait.
+        if (!block && wait_readable(lis.fd(), 0) <= 0)
+            return -EAGAIN;
         UniqueFd conn(::accept4(lis.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
         if (!conn) {
             if (errno == EINTR || errno == ECONNABORTED)
