@@ -22,3 +22,9 @@ endif
 EXTRA_DIST += tests/no-gtest.sh tests/golden
 include $(srcdir)/tests/info/local.mk
 include $(srcdir)/tests/bench/local.mk
+# btl/scif: its SCIF library directly, and its module in two processes.
+if WEFT_BUILD_btl_scif
+unit_test_sources += tests/unit/scif_api_test.cc tests/unit/btl_scif_test.cc
+unit_test_cppflags += -I$(top_srcdir)/components/btl/scif
+unit_test_ldadd += $(top_builddir)/components/btl/scif/libweft_scif.la
+endif

@@ -112,7 +112,7 @@ ScifEndpoint *ScifModule::endpoint(weft_btl_endpoint_t *ep)
     if (!m)
         return nullptr;
     for (auto &e : m->endpoints_)
-        if (&e->c == ep && e->phase != EpPhase::dead)
+        if (&e->c == ep && !(e->phase == EpPhase::dead && e->c.state == WEFT_BTL_EP_CLOSED))
             return e.get();
     return nullptr;
 }
@@ -411,6 +411,15 @@ int ScifModule::deliver(ScifEndpoint &ep, int budget)
 void ScifModule::advance(ScifEndpoint &ep, int *events)
 {
     if (ep.phase == EpPhase::dead) {
+        if (ep.close_requested && ep.reported && ep.c.state == WEFT_BTL_EP_FAILED) {
+            // A failed endpoint stays valid until the runtime disconnects it.
+            ep.c.state = WEFT_BTL_EP_CLOSED;
+            if (c_.upcalls.state)
+                c_.upcalls.state(c_.upcalls.ctx, &ep.c, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS,
+                                 "disconnected");
+            ++*events;
+            return;
+        }
         if (!ep.reported && ep.c.state == WEFT_BTL_EP_FAILED) {
             ep.reported = true;
             if (c_.upcalls.state)
@@ -503,8 +512,10 @@ void ScifModule::accept_new(int *events)
 
 void ScifModule::reap()
 {
+    // FAILED endpoints stay (operations on them fail) until disconnect();
+    // refused ones were never announced.
     std::erase_if(endpoints_, [](const std::unique_ptr<ScifEndpoint> &e) {
-        return e->phase == EpPhase::dead && e->reported;
+        return e->phase == EpPhase::dead && e->reported && e->c.state != WEFT_BTL_EP_FAILED;
     });
 }
 
@@ -533,6 +544,10 @@ int ScifModule::progress()
 
 int ScifModule::disconnect(ScifEndpoint &ep)
 {
+    if (ep.phase == EpPhase::dead && ep.c.state == WEFT_BTL_EP_FAILED && !ep.close_requested) {
+        ep.close_requested = true;
+        return WEFT_SUCCESS;
+    }
     if (ep.phase == EpPhase::closing || ep.phase == EpPhase::dead)
         return WEFT_ERR_BAD_PARAM;
     ep.phase = EpPhase::closing;

@@ -47,6 +47,7 @@ struct ScifEndpoint {
     int epd = -1;
     EpPhase phase = EpPhase::connecting;
     bool reported = false;               // the final CLOSED/FAILED upcall ran
+    bool close_requested = false;        // disconnect() of a FAILED endpoint
     // Large sends waiting for ring room, in order; front may be partly sent.
     struct Pending {
         uint8_t am_id;

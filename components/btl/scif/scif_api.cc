@@ -73,7 +73,13 @@ WEFT_SCIF_API int scif_connect(scif_epd_t epd, struct scif_port_id *dst)
         int rc = finish_connect(*ep, block);
         if (rc == -EINPROGRESS)
             return ret(-EALREADY);
+        ep->async_connect = false;
         return ret(rc < 0 ? rc : ep->port);
+    }
+    if (ep->state == State::connected && ep->async_connect) {
+        // scif_poll() finished it; this call reports the result once.
+        ep->async_connect = false;
+        return ep->port;
     }
     if (ep->state == State::listening)
         return ret(-EOPNOTSUPP);
@@ -84,6 +90,7 @@ WEFT_SCIF_API int scif_connect(scif_epd_t epd, struct scif_port_id *dst)
     if (dst->node != 0)
         return ret(-ENODEV);   // one node: this one
     int rc = guarded([&] { return connect_to(*ep, dst->port, block); });
+    ep->async_connect = rc == -EINPROGRESS;
     return ret(rc < 0 ? rc : ep->port);
 }
 

@@ -53,6 +53,7 @@ public:
     bool peer_gone = false;        // hang-up seen on the control socket
     int connect_error = 0;         // an asynchronous connect that failed
     bool ack_pending = false;      // connect_req sent, ack not yet seen
+    bool async_connect = false;    // EINPROGRESS given; a later scif_connect reports the end
     Mapping segment;
     RingProducer tx;
     RingConsumer rx;
