@@ -53,3 +53,10 @@ fuzz-run: tests/fuzz/tcp_frame_fuzz
 	tests/fuzz/tcp_frame_fuzz -max_total_time=20 -max_len=256
 CLEANFILES += tests/fuzz/tcp_frame_fuzz
 .PHONY: fuzz fuzz-run
+
+# btl/scif: its SCIF library directly, and its module in two processes.
+if WEFT_BUILD_btl_scif
+unit_test_sources += tests/unit/scif_api_test.cc tests/unit/btl_scif_test.cc
+unit_test_cppflags += -I$(top_srcdir)/components/btl/scif
+unit_test_ldadd += $(top_builddir)/components/btl/scif/libweft_scif.la
+endif

@@ -22,6 +22,7 @@ namespace {
 const std::vector<TransportTraits> kTransports = {
     {"self", PeerMode::loopback, {}},
     {"tcp", PeerMode::other_process, {}},
+    {"scif", PeerMode::other_process, {}},
 };
 
 std::span<const std::byte> bytes_of(const std::string &s)
@@ -43,6 +44,28 @@ protected:
         if (loaded.skip)
             GTEST_SKIP() << loaded.message;
         ASSERT_TRUE(loaded.ok) << loaded.message;
+        // A skip inside start() does not stop the test body (it is not a
+        // fatal failure), so data-path tests of peer-process transports are
+        // skipped here, before the body dereferences a module it never got.
+        if (GetParam().mode != PeerMode::loopback && uses_loopback_endpoint())
+            GTEST_SKIP() << "data-path tests of transports that need a peer process run through "
+                            "run_two_process; their mirrors are not written yet";
+    }
+
+    static bool uses_loopback_endpoint()
+    {
+        const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        for (const char *t : {"SmallMessagesBySendiAndSend", "LargeMessagesKeepTheirContent",
+                              "MaxSendIsEnforcedBeforeAnyCopy", "IovecPiecesArriveConcatenated",
+                              "TenThousandMessagesArriveInOrder",
+                              "EndpointsAndActiveMessageIdsRouteApart",
+                              "AgainIsRetriableAfterProgress", "PutAndGetStayInsideRegisteredMemory",
+                              "DisconnectClosesAndLaterSendsFail", "MisuseIsAnErrorCodeNotACrash",
+                              "FinalizeWithPendingWorkFreesEverything",
+                              "HandlerMaySendWithoutRecursion"})
+            if (name.rfind(t, 0) == 0)
+                return true;
+        return false;
     }
 
     void TearDown() override

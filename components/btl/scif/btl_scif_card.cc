@@ -1,0 +1,23 @@
+#include "btl_scif_card.hpp"
+
+#include <cstring>
+
+namespace weft::btl_scif {
+
+bool parse_card(const void *bytes, size_t len, Card *out)
+{
+    if (!bytes || len != sizeof(Card))
+        return false;
+    std::memcpy(out, bytes, sizeof *out);
+    return out->magic == kCardMagic && out->version == kCardVersion && out->port != 0;
+}
+
+bool parse_rkey(const void *bytes, size_t len, Rkey *out)
+{
+    if (!bytes || len != sizeof(Rkey))
+        return false;
+    std::memcpy(out, bytes, sizeof *out);
+    return out->magic == kRkeyMagic && out->base + out->length >= out->base;
+}
+
+} // namespace weft::btl_scif

@@ -1,0 +1,184 @@
+// btl/scif: the on-node transport over the SCIF-like library of this
+// directory (weft/scif.h). This file holds the component entry points and
+// parameters; the module is btl_scif_module.*, the library scif_*.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <memory>
+#include <new>
+#include <string>
+
+#include <weft/btl.h>
+#include <weft/component_util.hpp>
+
+#include "btl_scif_module.hpp"
+
+namespace {
+
+using weft::btl_scif::ScifConfig;
+using weft::btl_scif::ScifModule;
+
+int scif_open_component(const weft_host_t *host);
+int scif_query(const weft_host_t *host, weft_query_result_t *result);
+int scif_finalize_component(const weft_host_t *host);
+int scif_init(const weft_host_t *host, weft_btl_module **modules, int max_modules,
+              int *num_modules);
+int scif_start_connect(weft_btl_module *module, const weft_btl_peer *peer,
+                       weft_btl_endpoint **endpoint);
+
+} // namespace
+
+extern "C" WEFT_EXPORT const weft_btl_component_t weft_btl_scif_component = {
+    .base = {WEFT_COMPONENT_HEADER(weft_btl_component_t, "btl", "scif", 1, 0, 0),
+             .open = scif_open_component, .query = scif_query,
+             .finalize = scif_finalize_component},
+    .init = scif_init,
+    .start_connect = scif_start_connect,
+};
+
+namespace {
+
+const weft_component_t *self() { return &weft_btl_scif_component.base; }
+
+std::unique_ptr<ScifModule> &the_module()
+{
+    static std::unique_ptr<ScifModule> module;
+    return module;
+}
+
+const weft::cutil::ParamSpec kParams[] = {
+    {"priority", WEFT_PARAM_INT, "50", WEFT_LEVEL_TUNER_DETAIL,
+     "Selection priority of btl/scif among transports that reach the same peer (higher wins)."},
+    {"eager_limit", WEFT_PARAM_SIZE, "4k", WEFT_LEVEL_TUNER_BASIC,
+     "Largest message the runtime sends eagerly through the shared-memory ring (also the "
+     "largest sendi()); larger ones go by put/get, which copy once with process_vm_readv."},
+    {"max_send", WEFT_PARAM_SIZE, "16M", WEFT_LEVEL_TUNER_DETAIL,
+     "Largest payload of one send(); messages larger than one ring chunk travel as fragments."},
+    {"ring_size", WEFT_PARAM_SIZE, "64k", WEFT_LEVEL_TUNER_DETAIL,
+     "Bytes of each per-peer receive ring (a power of two, 4k to 64M); bigger rings absorb "
+     "bursts, smaller ones save memory with many local peers."},
+};
+
+int scif_open_component(const weft_host_t *host)
+{
+    return weft::cutil::register_params(host, self(), kParams);
+}
+
+int scif_query(const weft_host_t *host, weft_query_result_t *result)
+{
+    int64_t priority = 50;
+    host->param_get_int("btl_scif_priority", &priority);
+    result->priority = static_cast<int>(priority);
+    // A real attempt, not an assumption: containers may forbid memfd.
+    int fd = memfd_create("weft-scif-query", MFD_CLOEXEC);
+    if (fd < 0) {
+        weft::cutil::set_reason(result, "memfd_create failed here (seccomp or an old kernel); "
+                                        "btl/scif needs it for its rings");
+        return WEFT_SUCCESS;
+    }
+    close(fd);
+    result->available = 1;
+    weft::cutil::set_reason(result, "shared-memory rings to processes of this user on this node");
+    return WEFT_SUCCESS;
+}
+
+int refuse(const weft_host_t *host, const char *name, uint64_t value, const char *accepted)
+{
+    const std::string text = std::to_string(value);
+    const char *args[] = {"name", name, "value", text.c_str(), "accepted", accepted, nullptr};
+    host->show_help(self(), "bad-limit", args);
+    return WEFT_ERR_BAD_VALUE;
+}
+
+int read_config(const weft_host_t *host, ScifConfig *config)
+{
+    int64_t priority = config->priority;
+    uint64_t eager = config->eager_limit, max_send = config->max_send, ring = config->ring_size;
+    host->param_get_int("btl_scif_priority", &priority);
+    host->param_get_size("btl_scif_eager_limit", &eager);
+    host->param_get_size("btl_scif_max_send", &max_send);
+    host->param_get_size("btl_scif_ring_size", &ring);
+    if (ring < 4096 || ring > (uint64_t{64} << 20) || (ring & (ring - 1)) != 0)
+        return refuse(host, "btl_scif_ring_size", ring, "a power of two from 4k to 64M");
+    // A chunk may take at most half the ring (see scif_ring.hpp).
+    const uint64_t chunk_max = ring / 2 - 128;
+    if (eager < 64 || eager > chunk_max)
+        return refuse(host, "btl_scif_eager_limit", eager,
+                      ("64 up to half of btl_scif_ring_size minus 128 (" +
+                       std::to_string(chunk_max) + ")").c_str());
+    if (max_send < eager)
+        return refuse(host, "btl_scif_max_send", max_send, "at least btl_scif_eager_limit");
+    config->priority = static_cast<int>(priority);
+    config->eager_limit = eager;
+    config->max_send = max_send;
+    config->ring_size = ring;
+    return WEFT_SUCCESS;
+}
+
+int scif_init(const weft_host_t *host, weft_btl_module **modules, int max_modules,
+              int *num_modules)
+{
+    if (!num_modules)
+        return WEFT_ERR_BAD_PARAM;
+    *num_modules = 0;
+    if (!modules || max_modules < 1)
+        return WEFT_ERR_BAD_PARAM;
+    if (the_module()) {
+        host->log(self(), WEFT_LOG_ERROR,
+                  "init called twice without finalize; finalize the first module first");
+        return WEFT_ERR_EXISTS;
+    }
+    ScifConfig config;
+    if (int rc = read_config(host, &config); rc != WEFT_SUCCESS)
+        return rc;
+    try {
+        the_module() = std::make_unique<ScifModule>(host, &weft_btl_scif_component, config);
+        if (int rc = the_module()->start(); rc != WEFT_SUCCESS) {
+            the_module().reset();
+            return rc;
+        }
+    } catch (...) {
+        the_module().reset();
+        return WEFT_ERR_NO_MEMORY;
+    }
+    modules[0] = the_module()->c_module();
+    *num_modules = 1;
+    return WEFT_SUCCESS;
+}
+
+int scif_start_connect(weft_btl_module *module, const weft_btl_peer *peer,
+                       weft_btl_endpoint **endpoint)
+{
+    if (!endpoint)
+        return WEFT_ERR_BAD_PARAM;
+    *endpoint = nullptr;
+    ScifModule *m = ScifModule::from(module);
+    if (!m)
+        return WEFT_ERR_BAD_PARAM;
+    try {
+        return m->connect(peer, endpoint);
+    } catch (...) {
+        return WEFT_ERR_NO_MEMORY;
+    }
+}
+
+int scif_finalize_component(const weft_host_t *)
+{
+    the_module().reset();
+    return WEFT_SUCCESS;
+}
+
+} // namespace
+
+namespace weft::btl_scif {
+
+int release_module(weft_btl_module_t *m)
+{
+    std::unique_ptr<ScifModule> &owned = the_module();
+    if (!owned || ScifModule::from(m) != owned.get() || owned->in_progress())
+        return WEFT_ERR_BAD_PARAM;
+    owned.reset();
+    return WEFT_SUCCESS;
+}
+
+} // namespace weft::btl_scif

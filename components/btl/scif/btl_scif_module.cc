@@ -1,0 +1,598 @@
+#include "btl_scif_module.hpp"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "scif_endpoint.hpp"
+
+namespace weft::btl_scif {
+
+namespace sc = weft::scif;
+
+namespace {
+
+// How often (progress rounds) a connected endpoint's control socket is read
+// for a hang-up the shared flag cannot show (a peer killed by a signal).
+constexpr unsigned long kSocketCheckRounds = 1024;
+// Chunks delivered per endpoint per progress() call, so one busy peer does
+// not starve the others.
+constexpr int kDeliverBudget = 64;
+// Queued large-send bytes per endpoint before send() says WEFT_ERR_AGAIN.
+constexpr size_t kMaxPendingBytes = size_t{256} << 20;
+
+void say(char *why, size_t why_len, const char *fmt, unsigned a = 0, unsigned b = 0)
+{
+    if (why && why_len > 0)
+        std::snprintf(why, why_len, fmt, a, b);
+}
+
+std::span<const std::byte> bytes(const void *p, size_t n)
+{
+    return {static_cast<const std::byte *>(p), n};
+}
+
+} // namespace
+
+ScifModule::ScifModule(const weft_host_t *host, const weft_btl_component_t *component,
+                       const ScifConfig &config)
+    : host_(host), config_(config)
+{
+    c_.size = sizeof c_;
+    c_.component = component;
+    c_.ops = &kScifModuleOps;
+    c_.caps.size = sizeof c_.caps;
+    // Expected values; weft_bench measures the real ones.
+    c_.caps.latency_us = 0.2;
+    c_.caps.bandwidth_mbs = 12000.0;
+    c_.caps.eager_limit = config.eager_limit;
+    c_.caps.max_send = config.max_send;
+    c_.caps.inline_max = config.eager_limit;
+    c_.caps.exclusivity = WEFT_BTL_EXCLUSIVITY_SHM;
+    c_.caps.flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_INLINE;
+    c_.caps.priority = config.priority;
+    std::snprintf(c_.name, sizeof c_.name, "scif");
+    c_.module_ctx = this;
+}
+
+ScifModule::~ScifModule()
+{
+    for (auto &ep : endpoints_)
+        if (ep->epd >= 0)
+            sc::close_endpoint(ep->epd);
+    if (listen_epd_ >= 0)
+        sc::close_endpoint(listen_epd_);
+}
+
+void ScifModule::log_error(const char *fmt, const std::string &arg) const
+{
+    host_->log(&c_.component->base, WEFT_LOG_ERROR, fmt, arg.c_str());
+}
+
+int ScifModule::start()
+{
+    sc::set_ring_cells(static_cast<uint32_t>(config_.ring_size / sc::kCell));
+    listen_epd_ = sc::open_endpoint();
+    if (listen_epd_ < 0) {
+        log_error("btl/scif: cannot open the listening endpoint: %s; check the open-file limit",
+                  std::strerror(-listen_epd_));
+        return WEFT_ERR_IO;
+    }
+    sc::Endpoint *lis = sc::lookup(listen_epd_);
+    int port = sc::bind_port(*lis, 0);
+    if (port < 0 || sc::listen_on(*lis, 1024) < 0) {
+        log_error("btl/scif: cannot bind and listen on a scif port: %s",
+                  std::strerror(port < 0 ? -port : errno));
+        return WEFT_ERR_IO;
+    }
+    port_ = static_cast<uint16_t>(port);
+    // Single-copy put/get need process_vm_readv; a seccomp filter or an old
+    // kernel can forbid it. Try it on ourselves: without it, no PUT/GET.
+    uint64_t word = 42, got = 0;
+    iovec l{&got, sizeof got}, r{&word, sizeof word};
+    if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) == sizeof got && got == word)
+        c_.caps.flags |= WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET;
+    return WEFT_SUCCESS;
+}
+
+ScifModule *ScifModule::from(weft_btl_module_t *m)
+{
+    if (!m || m->ops != &kScifModuleOps)
+        return nullptr;
+    return static_cast<ScifModule *>(m->module_ctx);
+}
+
+ScifEndpoint *ScifModule::endpoint(weft_btl_endpoint_t *ep)
+{
+    ScifModule *m = ep ? from(ep->module) : nullptr;
+    if (!m)
+        return nullptr;
+    for (auto &e : m->endpoints_)
+        if (&e->c == ep && !(e->phase == EpPhase::dead && e->c.state == WEFT_BTL_EP_CLOSED))
+            return e.get();
+    return nullptr;
+}
+
+int ScifModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const
+{
+    if (!peer) {
+        say(why, why_len, "btl/scif: no peer description");
+        return 0;
+    }
+    if (peer->peer_class == WEFT_PEER_SELF) {
+        say(why, why_len, "btl/scif: rank %u is this process; btl/self serves it", peer->rank);
+        return 0;
+    }
+    if (peer->peer_class != WEFT_PEER_SAME_NODE) {
+        say(why, why_len, "btl/scif: rank %u is on another node; scif reaches only this node",
+            peer->rank);
+        return 0;
+    }
+    Card card;
+    if (!parse_card(peer->card, peer->card_len, &card)) {
+        say(why, why_len, "btl/scif: rank %u published no scif card (btl/scif not running there)",
+            peer->rank);
+        return 0;
+    }
+    if (card.uid != static_cast<uint32_t>(geteuid())) {
+        say(why, why_len, "btl/scif: rank %u runs as uid %u; scif connects processes of one user",
+            peer->rank, card.uid);
+        return 0;
+    }
+    if (card.pid == static_cast<uint32_t>(getpid()) && card.port == port_) {
+        say(why, why_len, "btl/scif: rank %u is this process; btl/self serves it", peer->rank);
+        return 0;
+    }
+    return 1;
+}
+
+int ScifModule::card(void *buf, size_t *len) const
+{
+    if (!len)
+        return WEFT_ERR_BAD_PARAM;
+    if (!buf || *len < sizeof(Card)) {
+        *len = sizeof(Card);
+        return WEFT_ERR_TRUNCATED;
+    }
+    Card c{kCardMagic, kCardVersion, port_, static_cast<uint32_t>(geteuid()),
+           static_cast<uint32_t>(getpid())};
+    std::memcpy(buf, &c, sizeof c);
+    *len = sizeof c;
+    return WEFT_SUCCESS;
+}
+
+int ScifModule::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
+{
+    if (!reachable(peer, nullptr, 0))
+        return WEFT_ERR_UNREACHABLE;
+    Card card;
+    parse_card(peer->card, peer->card_len, &card);
+    auto ep = std::make_unique<ScifEndpoint>();
+    ep->c.size = sizeof ep->c;
+    ep->c.module = &c_;
+    ep->c.peer_rank = peer->rank;
+    ep->c.state = WEFT_BTL_EP_CONNECTING;
+    ep->epd = sc::open_endpoint();
+    if (ep->epd < 0)
+        return WEFT_ERR_IO;
+    // Never blocks: the connect completes in progress() once the peer's
+    // module accepts.
+    int rc = sc::connect_to(*sc::lookup(ep->epd), card.port, false);
+    if (rc < 0 && rc != -EINPROGRESS) {
+        sc::close_endpoint(ep->epd);
+        ep->epd = -1;
+        ep->phase = EpPhase::dead;
+        // Reported from progress(), like every state change.
+        ep->c.state = WEFT_BTL_EP_FAILED;
+    }
+    *out = &ep->c;
+    endpoints_.push_back(std::move(ep));
+    return WEFT_SUCCESS;
+}
+
+void ScifModule::finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status,
+                        const char *reason)
+{
+    if (ep.epd >= 0)
+        sc::close_endpoint(ep.epd);
+    ep.epd = -1;
+    ep.phase = EpPhase::dead;
+    ep.c.state = state;
+    if (!ep.reported) {
+        ep.reported = true;
+        if (c_.upcalls.state)
+            c_.upcalls.state(c_.upcalls.ctx, &ep.c, state, status, reason);
+    }
+}
+
+int ScifModule::send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt)
+{
+    if (ep.phase == EpPhase::closing || ep.phase == EpPhase::dead)
+        return WEFT_ERR_UNREACHABLE;
+    if (iovcnt < 0 || (iovcnt > 0 && !iov))
+        return WEFT_ERR_BAD_PARAM;
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+        total += iov[i].iov_len;
+        if (total > config_.max_send)
+            return WEFT_ERR_BAD_PARAM;
+    }
+    if (ep.phase == EpPhase::connected && ep.pending.empty()) {
+        sc::Endpoint *s = sc::lookup(ep.epd);
+        if (total <= sc::max_message(*s)) {
+            std::span<const std::byte> small[8];
+            if (iovcnt <= 8) {
+                for (int i = 0; i < iovcnt; ++i)
+                    small[i] = bytes(iov[i].iov_base, iov[i].iov_len);
+                int rc = sc::try_send_message(*s, kAm, am_id, std::span(small, iovcnt));
+                if (rc == 0) {
+                    if (s->tx.consumer_sleeps())
+                        sc::notify(*s);
+                    return WEFT_SUCCESS;
+                }
+                if (rc == -ECONNRESET)
+                    return WEFT_ERR_UNREACHABLE;
+            }
+        }
+    }
+    // Queue a copy: copy semantics, sent in order from progress().
+    if (ep.pending_bytes + total > kMaxPendingBytes)
+        return WEFT_ERR_AGAIN;
+    ScifEndpoint::Pending p;
+    p.am_id = am_id;
+    p.data.resize(total);
+    size_t at = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+        if (iov[i].iov_len)
+            std::memcpy(p.data.data() + at, iov[i].iov_base, iov[i].iov_len);
+        at += iov[i].iov_len;
+    }
+    ep.pending_bytes += total;
+    ep.pending.push_back(std::move(p));
+    if (ep.phase == EpPhase::connected)
+        flush_pending(ep);
+    return WEFT_SUCCESS;
+}
+
+int ScifModule::sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
+                      const void *payload, size_t payload_len)
+{
+    if (ep.phase == EpPhase::closing || ep.phase == EpPhase::dead)
+        return WEFT_ERR_UNREACHABLE;
+    if (hdr_len + payload_len > c_.caps.inline_max || (hdr_len && !hdr) ||
+        (payload_len && !payload))
+        return WEFT_ERR_BAD_PARAM;
+    if (ep.phase != EpPhase::connected || !ep.pending.empty())
+        return WEFT_ERR_AGAIN;
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    const std::span<const std::byte> pieces[2] = {bytes(hdr, hdr_len), bytes(payload, payload_len)};
+    int rc = sc::try_send_message(*s, kAm, am_id, pieces);
+    if (rc == 0) {
+        if (s->tx.consumer_sleeps())
+            sc::notify(*s);
+        return WEFT_SUCCESS;
+    }
+    return rc == -EAGAIN ? WEFT_ERR_AGAIN : WEFT_ERR_UNREACHABLE;
+}
+
+void ScifModule::flush_pending(ScifEndpoint &ep)
+{
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    if (!s)
+        return;
+    const size_t frag = sc::max_message(*s) - sizeof(uint64_t);
+    bool sent_any = false;
+    while (!ep.pending.empty()) {
+        auto &p = ep.pending.front();
+        if (!p.started && p.data.size() <= sc::max_message(*s)) {
+            const std::span<const std::byte> one[1] = {p.data};
+            if (sc::try_send_message(*s, kAm, p.am_id, one) != 0)
+                break;
+        } else if (!p.started) {
+            const uint64_t total = p.data.size();
+            const std::span<const std::byte> first[2] = {bytes(&total, sizeof total),
+                                                         std::span(p.data).first(frag)};
+            if (sc::try_send_message(*s, kFragFirst, p.am_id, first) != 0)
+                break;
+            p.started = true;
+            p.sent = frag;
+            sent_any = true;
+            continue;
+        } else {
+            const size_t n = std::min(frag + sizeof(uint64_t), p.data.size() - p.sent);
+            const std::span<const std::byte> next[1] = {std::span(p.data).subspan(p.sent, n)};
+            if (sc::try_send_message(*s, kFrag, p.am_id, next) != 0)
+                break;
+            p.sent += n;
+            sent_any = true;
+            if (p.sent < p.data.size())
+                continue;
+        }
+        sent_any = true;
+        ep.pending_bytes -= p.data.size();
+        ep.pending.pop_front();
+    }
+    if (sent_any && s->tx.consumer_sleeps())
+        sc::notify(*s);
+}
+
+bool ScifModule::handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len)
+{
+    uint32_t rank;
+    if (len < sizeof rank || len > sizeof rank + 512)
+        return false;
+    std::memcpy(&rank, p, sizeof rank);
+    const std::string job(reinterpret_cast<const char *>(p + sizeof rank), len - sizeof rank);
+    // Only processes of this job may join (both sides know their job).
+    if (c_.process && c_.process->job_id && !job.empty() && job != c_.process->job_id)
+        return false;
+    ep.c.peer_rank = rank;
+    ep.phase = EpPhase::connected;
+    ep.c.state = WEFT_BTL_EP_CONNECTED;
+    void *ctx = c_.upcalls.accepted ? c_.upcalls.accepted(c_.upcalls.ctx, &ep.c) : nullptr;
+    if (!ctx) {
+        ep.reported = true;   // refused: the runtime never saw it
+        sc::close_endpoint(ep.epd);
+        ep.epd = -1;
+        ep.phase = EpPhase::dead;
+        return true;
+    }
+    ep.c.runtime_ctx = ctx;
+    return true;
+}
+
+int ScifModule::deliver(ScifEndpoint &ep, int budget)
+{
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    int events = 0;
+    sc::Chunk c;
+    while (events < budget && ep.phase != EpPhase::dead && s->rx.peek(&c)) {
+        const auto type = static_cast<uint8_t>(c.type);
+        if (ep.phase == EpPhase::awaiting_hello) {
+            bool ok = type == kHello && handle_hello(ep, c.payload.data(), c.payload.size());
+            if (ep.phase == EpPhase::dead)
+                return events + 1;   // refused by the runtime; socket closed
+            s->rx.pop();
+            if (!ok) {
+                ep.reported = true;   // never announced: close quietly
+                sc::close_endpoint(ep.epd);
+                ep.epd = -1;
+                ep.phase = EpPhase::dead;
+                return events;
+            }
+            ++events;
+            continue;
+        }
+        switch (type) {
+        case kAm:
+            if (c_.upcalls.recv)
+                c_.upcalls.recv(c_.upcalls.ctx, &ep.c, c.tag, c.payload.data(), c.payload.size());
+            break;
+        case kFragFirst: {
+            uint64_t total = 0;
+            if (c.payload.size() >= sizeof total)
+                std::memcpy(&total, c.payload.data(), sizeof total);
+            if (total > config_.max_send || c.payload.size() - sizeof total > total) {
+                total = 0;   // a broken peer: drop the message
+                break;
+            }
+            ep.reasm.assign(c.payload.begin() + sizeof total, c.payload.end());
+            ep.reasm.reserve(total);
+            ep.reasm_total = total;
+            ep.reasm_am = c.tag;
+            ep.reasm_active = true;
+            break;
+        }
+        case kFrag:
+            if (!ep.reasm_active || ep.reasm.size() + c.payload.size() > ep.reasm_total)
+                break;
+            ep.reasm.insert(ep.reasm.end(), c.payload.begin(), c.payload.end());
+            if (ep.reasm.size() == ep.reasm_total) {
+                ep.reasm_active = false;
+                if (c_.upcalls.recv)
+                    c_.upcalls.recv(c_.upcalls.ctx, &ep.c, ep.reasm_am, ep.reasm.data(),
+                                    ep.reasm.size());
+                std::vector<std::byte>().swap(ep.reasm);
+            }
+            break;
+        default:
+            break;   // unknown types from a newer peer are skipped
+        }
+        s->rx.pop();
+        ++events;
+    }
+    return events;
+}
+
+void ScifModule::advance(ScifEndpoint &ep, int *events)
+{
+    if (ep.phase == EpPhase::dead) {
+        if (ep.close_requested && ep.reported && ep.c.state == WEFT_BTL_EP_FAILED) {
+            // A failed endpoint stays valid until the runtime disconnects it.
+            ep.c.state = WEFT_BTL_EP_CLOSED;
+            if (c_.upcalls.state)
+                c_.upcalls.state(c_.upcalls.ctx, &ep.c, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS,
+                                 "disconnected");
+            ++*events;
+            return;
+        }
+        if (!ep.reported && ep.c.state == WEFT_BTL_EP_FAILED) {
+            ep.reported = true;
+            if (c_.upcalls.state)
+                c_.upcalls.state(c_.upcalls.ctx, &ep.c, WEFT_BTL_EP_FAILED, WEFT_ERR_UNREACHABLE,
+                                 "btl/scif: the peer's scif port refused the connection");
+            ++*events;
+        }
+        return;
+    }
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    if (ep.phase == EpPhase::connecting) {
+        int rc = sc::finish_connect(*s, false);
+        if (rc == -EINPROGRESS)
+            return;
+        ++*events;
+        if (rc < 0) {
+            finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_UNREACHABLE,
+                   "btl/scif: the peer closed before accepting the connection");
+            return;
+        }
+        // Hello first: the acceptor learns who we are before anything else.
+        uint32_t rank = c_.process ? c_.process->rank : UINT32_MAX;   // unknown without a runtime
+        std::string job = c_.process && c_.process->job_id ? c_.process->job_id : "";
+        if (job.size() > 512)
+            job.resize(512);
+        const std::span<const std::byte> hello[2] = {bytes(&rank, sizeof rank),
+                                                     bytes(job.data(), job.size())};
+        if (sc::try_send_message(*s, kHello, 0, hello) != 0) {
+            finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_IO, "btl/scif: cannot send the hello");
+            return;
+        }
+        ep.phase = EpPhase::connected;
+        ep.c.state = WEFT_BTL_EP_CONNECTED;
+        if (c_.upcalls.state)
+            c_.upcalls.state(c_.upcalls.ctx, &ep.c, WEFT_BTL_EP_CONNECTED, WEFT_SUCCESS, "");
+    }
+    if (!ep.pending.empty())
+        flush_pending(ep);
+    *events += deliver(ep, kDeliverBudget);
+    if (ep.phase == EpPhase::dead)
+        return;
+    if (ep.phase == EpPhase::closing && ep.pending.empty()) {
+        finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "disconnected");
+        ++*events;
+        return;
+    }
+    if (rounds_ % kSocketCheckRounds == 0)
+        sc::drain_control(*s);
+    if (s->peer_closed()) {
+        sc::Chunk c;
+        if (s->rx.peek(&c))
+            return;   // deliver what the peer sent before it went
+        ++*events;
+        const bool orderly = s->rx.producer_closed();
+        if (ep.phase == EpPhase::awaiting_hello) {
+            ep.reported = true;
+            finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
+        } else if (orderly) {
+            finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "btl/scif: the peer disconnected");
+        } else {
+            finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_UNREACHABLE,
+                   "btl/scif: the peer process exited or was killed (its scif socket hung up)");
+        }
+    }
+}
+
+void ScifModule::accept_new(int *events)
+{
+    sc::Endpoint *lis = sc::lookup(listen_epd_);
+    if (!lis)
+        return;
+    for (;;) {
+        std::unique_ptr<sc::Endpoint> conn;
+        if (sc::accept_one(*lis, false, &conn) != 0)
+            return;
+        int epd = sc::adopt(std::move(conn));
+        if (epd < 0)
+            return;
+        auto ep = std::make_unique<ScifEndpoint>();
+        ep->c.size = sizeof ep->c;
+        ep->c.module = &c_;
+        ep->c.peer_rank = UINT32_MAX;   // until the hello says
+        ep->c.state = WEFT_BTL_EP_CONNECTING;
+        ep->epd = epd;
+        ep->phase = EpPhase::awaiting_hello;
+        endpoints_.push_back(std::move(ep));
+        ++*events;
+    }
+}
+
+void ScifModule::reap()
+{
+    // FAILED endpoints stay (operations on them fail) until disconnect();
+    // refused ones were never announced.
+    std::erase_if(endpoints_, [](const std::unique_ptr<ScifEndpoint> &e) {
+        return e->phase == EpPhase::dead && e->reported && e->c.state != WEFT_BTL_EP_FAILED;
+    });
+}
+
+int ScifModule::progress()
+{
+    if (in_progress_)
+        return 0;   // called from an upcall: deliver nothing, never re-enter
+    in_progress_ = true;
+    ++rounds_;
+    int events = 0;
+    if (rounds_ % 64 == 1 || endpoints_.empty())
+        accept_new(&events);
+    // Index loop: upcalls may start new connections (push_back).
+    for (size_t i = 0; i < endpoints_.size(); ++i)
+        advance(*endpoints_[i], &events);
+    std::vector<Completion> done;
+    done.swap(completions_);
+    for (const Completion &c : done) {
+        c.cb(c.ep, c.ctx, c.status);
+        ++events;
+    }
+    reap();
+    in_progress_ = false;
+    return events;
+}
+
+int ScifModule::disconnect(ScifEndpoint &ep)
+{
+    if (ep.phase == EpPhase::dead && ep.c.state == WEFT_BTL_EP_FAILED && !ep.close_requested) {
+        ep.close_requested = true;
+        return WEFT_SUCCESS;
+    }
+    if (ep.phase == EpPhase::closing || ep.phase == EpPhase::dead)
+        return WEFT_ERR_BAD_PARAM;
+    ep.phase = EpPhase::closing;
+    return WEFT_SUCCESS;
+}
+
+int ScifModule::mem_register(void *addr, size_t len, weft_btl_reg_t *reg)
+{
+    if (!reg || (!addr && len))
+        return WEFT_ERR_BAD_PARAM;
+    Rkey k{kRkeyMagic, static_cast<uint32_t>(getpid()), reinterpret_cast<uintptr_t>(addr), len};
+    reg->addr = addr;
+    reg->length = len;
+    std::memcpy(reg->rkey, &k, sizeof k);
+    reg->rkey_len = sizeof k;
+    reg->module_ctx = nullptr;
+    return WEFT_SUCCESS;
+}
+
+int ScifModule::mem_deregister(weft_btl_reg_t *reg) { return reg ? WEFT_SUCCESS : WEFT_ERR_BAD_PARAM; }
+
+int ScifModule::rdma(ScifEndpoint &ep, bool is_put, std::byte *local, size_t len,
+                     uint64_t remote_addr, const void *rkey, size_t rkey_len,
+                     weft_btl_rdma_cb_t cb, void *cb_ctx)
+{
+    if (ep.phase == EpPhase::closing || ep.phase == EpPhase::dead)
+        return WEFT_ERR_UNREACHABLE;
+    if (ep.phase != EpPhase::connected)
+        return WEFT_ERR_AGAIN;
+    if (!(c_.caps.flags & WEFT_BTL_FLAG_PUT))
+        return WEFT_ERR_NOT_SUPPORTED;
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    Rkey k;
+    if (!parse_rkey(rkey, rkey_len, &k) || k.pid != static_cast<uint32_t>(s->peer_pid) ||
+        remote_addr < k.base || remote_addr + len < remote_addr ||
+        remote_addr + len > k.base + k.length || (!local && len))
+        return WEFT_ERR_BAD_PARAM;
+    if (!s->single_copy)
+        return WEFT_ERR_NOT_SUPPORTED;   // the kernel refused process_vm_* toward this peer
+    int rc = len ? sc::copy_with_peer(*s, !is_put, local, remote_addr, len) : 0;
+    const int status = rc == 0 ? WEFT_SUCCESS : rc == -ECONNRESET ? WEFT_ERR_UNREACHABLE : WEFT_ERR_IO;
+    if (status == WEFT_ERR_UNREACHABLE)
+        return status;
+    completions_.push_back({&ep.c, cb, cb_ctx, status});
+    return WEFT_SUCCESS;
+}
+
+} // namespace weft::btl_scif

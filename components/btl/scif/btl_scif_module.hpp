@@ -1,0 +1,126 @@
+// The btl/scif module: one per process. It listens on a scif port (in its
+// card), connects lazily to peers on the same node and user, and moves
+// messages through the connection's rings:
+// - a message up to the ring's chunk limit is one chunk (type am, tag = the
+//   am id), written straight into the cells (sendi/send never allocate for
+//   these) and delivered from the ring without a copy;
+// - a larger one is copied into a queue and pushed as fragments from
+//   progress() (frag_first carries the total length);
+// - put/get copy once with process_vm_writev/readv into the peer's memory,
+//   checked against the rkey; completions are reported from progress().
+// The connector's first message is a hello (rank, job id): the acceptor
+// learns ep->peer_rank from it before the accepted upcall.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <weft/btl.h>
+
+#include "btl_scif_card.hpp"
+
+namespace weft::btl_scif {
+
+struct ScifConfig {
+    int priority = 50;
+    size_t eager_limit = 4096;
+    size_t max_send = size_t{16} << 20;
+    size_t ring_size = 64 * 1024;    // bytes per direction per peer
+};
+
+// Ring message types (weft::scif::kFirstUserType and up).
+enum MsgType : uint8_t {
+    kAm = 2,          // whole message; tag = am id
+    kFragFirst = 3,   // first fragment; tag = am id; payload: u64 total, data
+    kFrag = 4,        // next fragment: data
+    kHello = 5,       // connector -> acceptor: u32 rank, job id bytes
+};
+
+enum class EpPhase { connecting, awaiting_hello, connected, closing, dead };
+
+struct ScifEndpoint {
+    weft_btl_endpoint_t c{};
+    int epd = -1;
+    EpPhase phase = EpPhase::connecting;
+    bool reported = false;               // the final CLOSED/FAILED upcall ran
+    bool close_requested = false;        // disconnect() of a FAILED endpoint
+    // Large sends waiting for ring room, in order; front may be partly sent.
+    struct Pending {
+        uint8_t am_id;
+        std::vector<std::byte> data;
+        size_t sent = 0;
+        bool started = false;
+    };
+    std::deque<Pending> pending;
+    size_t pending_bytes = 0;
+    // Reassembly of a fragmented message.
+    std::vector<std::byte> reasm;
+    size_t reasm_total = 0;
+    uint8_t reasm_am = 0;
+    bool reasm_active = false;
+};
+
+struct Completion {
+    weft_btl_endpoint_t *ep;
+    weft_btl_rdma_cb_t cb;
+    void *ctx;
+    int status;
+};
+
+class ScifModule {
+public:
+    ScifModule(const weft_host_t *host, const weft_btl_component_t *component,
+               const ScifConfig &config);
+    ~ScifModule();
+    ScifModule(const ScifModule &) = delete;
+    ScifModule &operator=(const ScifModule &) = delete;
+
+    // Opens the listening endpoint; WEFT_SUCCESS or what failed (logged).
+    int start();
+    weft_btl_module_t *c_module() { return &c_; }
+    static ScifModule *from(weft_btl_module_t *m);
+    static ScifEndpoint *endpoint(weft_btl_endpoint_t *ep);
+
+    int reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const;
+    int card(void *buf, size_t *len) const;
+    int connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out);
+    int send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt);
+    int sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
+              const void *payload, size_t payload_len);
+    int rdma(ScifEndpoint &ep, bool is_put, std::byte *local, size_t len, uint64_t remote_addr,
+             const void *rkey, size_t rkey_len, weft_btl_rdma_cb_t cb, void *cb_ctx);
+    int mem_register(void *addr, size_t len, weft_btl_reg_t *reg);
+    int mem_deregister(weft_btl_reg_t *reg);
+    int progress();
+    int disconnect(ScifEndpoint &ep);
+    bool in_progress() const { return in_progress_; }
+
+private:
+    void accept_new(int *events);
+    void advance(ScifEndpoint &ep, int *events);
+    void flush_pending(ScifEndpoint &ep);
+    int deliver(ScifEndpoint &ep, int budget);
+    bool handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len);
+    void finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status, const char *reason);
+    void reap();
+    void log_error(const char *fmt, const std::string &arg) const;
+
+    const weft_host_t *host_;
+    weft_btl_module_t c_{};
+    ScifConfig config_;
+    int listen_epd_ = -1;
+    uint16_t port_ = 0;
+    std::vector<std::unique_ptr<ScifEndpoint>> endpoints_;
+    std::vector<Completion> completions_;
+    bool in_progress_ = false;
+    unsigned long rounds_ = 0;
+};
+
+extern const weft_btl_module_ops_t kScifModuleOps;
+int release_module(weft_btl_module_t *m);
+
+} // namespace weft::btl_scif

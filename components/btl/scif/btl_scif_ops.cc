@@ -1,0 +1,138 @@
+// The C operations table of btl/scif: each entry checks the pointers it is
+// given, then calls into ScifModule. Nothing here lets an exception out.
+#include <cstdio>
+#include <new>
+
+#include "btl_scif_module.hpp"
+
+namespace weft::btl_scif {
+
+namespace {
+
+// Runs body, turning any escaping exception into a status code: the C ABI
+// must never see one.
+template <class Body>
+int guarded(Body &&body) noexcept
+{
+    try {
+        return body();
+    } catch (const std::bad_alloc &) {
+        return WEFT_ERR_NO_MEMORY;
+    } catch (...) {
+        return WEFT_ERROR;
+    }
+}
+
+int op_reachable(weft_btl_module_t *m, const weft_btl_peer_t *peer, char *why, size_t why_len)
+{
+    ScifModule *self = ScifModule::from(m);
+    if (!self) {
+        if (why && why_len > 0)
+            std::snprintf(why, why_len, "btl/scif: reachable() called on a module that is not btl/scif's");
+        return 0;
+    }
+    return self->reachable(peer, why, why_len);
+}
+
+int op_card(weft_btl_module_t *m, void *buf, size_t *len)
+{
+    ScifModule *self = ScifModule::from(m);
+    return self ? self->card(buf, len) : WEFT_ERR_BAD_PARAM;
+}
+
+int op_send(weft_btl_endpoint_t *ep, uint8_t am_id, const struct iovec *iov, int iovcnt)
+{
+    ScifEndpoint *e = ScifModule::endpoint(ep);
+    if (!e)
+        return WEFT_ERR_BAD_PARAM;
+    return guarded([&] { return ScifModule::from(ep->module)->send(*e, am_id, iov, iovcnt); });
+}
+
+int op_sendi(weft_btl_endpoint_t *ep, uint8_t am_id, const void *hdr, size_t hdr_len,
+             const void *payload, size_t payload_len)
+{
+    ScifEndpoint *e = ScifModule::endpoint(ep);
+    if (!e)
+        return WEFT_ERR_BAD_PARAM;
+    return guarded(
+        [&] { return ScifModule::from(ep->module)->sendi(*e, am_id, hdr, hdr_len, payload, payload_len); });
+}
+
+int op_put(weft_btl_endpoint_t *ep, const void *local, size_t len, uint64_t remote_addr,
+           const void *rkey, size_t rkey_len, weft_btl_rdma_cb_t cb, void *cb_ctx)
+{
+    ScifEndpoint *e = ScifModule::endpoint(ep);
+    if (!e)
+        return WEFT_ERR_BAD_PARAM;
+    // put only reads local; the shared rdma() path takes a mutable pointer.
+    auto *src = const_cast<std::byte *>(static_cast<const std::byte *>(local));
+    return guarded([&] {
+        return ScifModule::from(ep->module)
+            ->rdma(*e, true, src, len, remote_addr, rkey, rkey_len, cb, cb_ctx);
+    });
+}
+
+int op_get(weft_btl_endpoint_t *ep, void *local, size_t len, uint64_t remote_addr,
+           const void *rkey, size_t rkey_len, weft_btl_rdma_cb_t cb, void *cb_ctx)
+{
+    ScifEndpoint *e = ScifModule::endpoint(ep);
+    if (!e)
+        return WEFT_ERR_BAD_PARAM;
+    return guarded([&] {
+        return ScifModule::from(ep->module)
+            ->rdma(*e, false, static_cast<std::byte *>(local), len, remote_addr, rkey, rkey_len,
+                   cb, cb_ctx);
+    });
+}
+
+int op_mem_register(weft_btl_module_t *m, void *addr, size_t len, weft_btl_reg_t *reg)
+{
+    ScifModule *self = ScifModule::from(m);
+    return self ? guarded([&] { return self->mem_register(addr, len, reg); }) : WEFT_ERR_BAD_PARAM;
+}
+
+int op_mem_deregister(weft_btl_module_t *m, weft_btl_reg_t *reg)
+{
+    ScifModule *self = ScifModule::from(m);
+    return self ? self->mem_deregister(reg) : WEFT_ERR_BAD_PARAM;
+}
+
+int op_progress(weft_btl_module_t *m)
+{
+    ScifModule *self = ScifModule::from(m);
+    return self ? guarded([&] { return self->progress(); }) : WEFT_ERR_BAD_PARAM;
+}
+
+// Rings are polled; there is no descriptor that becomes readable on data
+// (the control socket only signals sleepers of the SCIF API).
+int op_wait_fd(weft_btl_module_t *) { return -1; }
+
+int op_disconnect(weft_btl_endpoint_t *ep)
+{
+    ScifEndpoint *e = ScifModule::endpoint(ep);
+    if (!e)
+        return WEFT_ERR_BAD_PARAM;
+    return guarded([&] { return ScifModule::from(ep->module)->disconnect(*e); });
+}
+
+int op_finalize(weft_btl_module_t *m) { return release_module(m); }
+
+} // namespace
+
+const weft_btl_module_ops_t kScifModuleOps = {
+    .size = sizeof(weft_btl_module_ops_t),
+    .reachable = op_reachable,
+    .card = op_card,
+    .send = op_send,
+    .sendi = op_sendi,
+    .put = op_put,
+    .get = op_get,
+    .mem_register = op_mem_register,
+    .mem_deregister = op_mem_deregister,
+    .progress = op_progress,
+    .wait_fd = op_wait_fd,
+    .disconnect = op_disconnect,
+    .finalize = op_finalize,
+};
+
+} // namespace weft::btl_scif

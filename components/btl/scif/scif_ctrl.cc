@@ -1,0 +1,82 @@
+#include "scif_ctrl.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+namespace weft::scif {
+
+namespace {
+
+size_t body_size(CtrlType t)
+{
+    switch (t) {
+    case CtrlType::connect_req: return sizeof(ConnectReq);
+    case CtrlType::connect_ack: return sizeof(ConnectAck);
+    case CtrlType::wake: return 0;
+    case CtrlType::win_reg: return sizeof(WinReg);
+    case CtrlType::win_unreg: return sizeof(WinUnreg);
+    }
+    return SIZE_MAX;
+}
+
+bool page_aligned(uint64_t v) { return (v & 4095u) == 0; }
+
+} // namespace
+
+size_t encode_ctrl(const CtrlMsg &msg, std::span<std::byte, kCtrlMax> buf)
+{
+    CtrlHeader h{kCtrlMagic, kCtrlVersion, static_cast<uint16_t>(msg.type)};
+    std::memcpy(buf.data(), &h, sizeof h);
+    const size_t body = body_size(msg.type);
+    std::memcpy(buf.data() + sizeof h, &msg.u, body);
+    return sizeof h + body;
+}
+
+int parse_ctrl(std::span<const std::byte> bytes, CtrlMsg *out)
+{
+    CtrlHeader h;
+    if (bytes.size() < sizeof h)
+        return EPROTO;
+    std::memcpy(&h, bytes.data(), sizeof h);
+    if (h.magic != kCtrlMagic || h.version != kCtrlVersion)
+        return EPROTO;
+    const auto type = static_cast<CtrlType>(h.type);
+    const size_t body = body_size(type);
+    if (body == SIZE_MAX || bytes.size() != sizeof h + body)
+        return EPROTO;
+    out->type = type;
+    std::memset(&out->u, 0, sizeof out->u);
+    std::memcpy(&out->u, bytes.data() + sizeof h, body);
+    switch (type) {
+    case CtrlType::connect_req: {
+        const uint32_t c = out->u.req.ring_cells;
+        if (c < kMinRingCells || c > kMaxRingCells || (c & (c - 1)) != 0 || out->u.req.src_port == 0)
+            return EINVAL;
+        break;
+    }
+    case CtrlType::connect_ack:
+        if (out->u.ack.port == 0)
+            return EINVAL;
+        break;
+    case CtrlType::wake:
+        break;
+    case CtrlType::win_reg: {
+        const WinReg &r = out->u.reg;
+        if (r.length == 0 || !page_aligned(r.offset) || !page_aligned(r.length) ||
+            !page_aligned(r.addr) || r.offset > (uint64_t{1} << 62) ||
+            r.length > (uint64_t{1} << 62) || (r.prot & ~3u) != 0 || r.prot == 0 ||
+            r.addr + r.length < r.addr)
+            return EINVAL;
+        break;
+    }
+    case CtrlType::win_unreg: {
+        const WinUnreg &r = out->u.unreg;
+        if (r.length == 0 || r.offset > (uint64_t{1} << 62) || r.length > (uint64_t{1} << 62))
+            return EINVAL;
+        break;
+    }
+    }
+    return 0;
+}
+
+} // namespace weft::scif

@@ -1,0 +1,82 @@
+// Control messages on a connection's socket (AF_UNIX SOCK_SEQPACKET, so each
+// send is one message): the connect handshake that hands over the ring
+// segment, window (un)registration notices and wake-ups. Everything read
+// from the socket goes through parse_ctrl() before use: magic, version, type,
+// exact length per type and field ranges. tests/fuzz/scif_ctrl_fuzz.cc fuzzes it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace weft::scif {
+
+inline constexpr uint32_t kCtrlMagic = 0x46435357;   // "WSCF"
+inline constexpr uint16_t kCtrlVersion = 1;
+
+enum class CtrlType : uint16_t {
+    connect_req = 1,  // connector -> acceptor, with the ring segment's memfd
+    connect_ack = 2,  // acceptor -> connector: rings attached
+    wake = 3,         // the ring the receiver sleeps on has news
+    win_reg = 4,      // a window was registered (offset, length, address, prot)
+    win_unreg = 5,    // windows inside [offset, offset + length) are gone
+};
+
+struct CtrlHeader {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t type;
+};
+
+struct ConnectReq {
+    uint16_t src_port;
+    uint16_t pad;
+    uint32_t ring_cells;    // cells per direction; power of two
+    uint64_t probe_addr;    // a word in the connector's memory ...
+    uint64_t probe_value;   // ... holding this value: process_vm_readv is tried on it
+};
+
+struct ConnectAck {
+    uint16_t port;          // the acceptor's port
+    uint16_t pad;
+    uint32_t pad2;
+    uint64_t probe_addr;
+    uint64_t probe_value;
+};
+
+struct WinReg {
+    uint64_t offset;
+    uint64_t length;
+    uint64_t addr;
+    uint32_t prot;
+    uint32_t pad;
+};
+
+struct WinUnreg {
+    uint64_t offset;
+    uint64_t length;
+};
+
+// The smallest and largest ring a connect_req may ask for.
+inline constexpr uint32_t kMinRingCells = 64;
+inline constexpr uint32_t kMaxRingCells = 1u << 20;
+// Largest control message (buffer size of readers).
+inline constexpr size_t kCtrlMax = 64;
+
+struct CtrlMsg {
+    CtrlType type;
+    union {
+        ConnectReq req;
+        ConnectAck ack;
+        WinReg reg;
+        WinUnreg unreg;
+    } u;
+};
+
+// Encodes a message into buf (kCtrlMax bytes); returns its length.
+size_t encode_ctrl(const CtrlMsg &msg, std::span<std::byte, kCtrlMax> buf);
+// Decodes and validates bytes; 0, or an errno value saying why not (EPROTO:
+// wrong magic/version/type/length; EINVAL: a field out of range).
+int parse_ctrl(std::span<const std::byte> bytes, CtrlMsg *out);
+
+} // namespace weft::scif

@@ -1,0 +1,700 @@
+#include "scif_endpoint.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <random>
+
+#include "scif_ctrl.hpp"
+
+namespace weft::scif {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ---- descriptor table ------------------------------------------------------
+// Indexed by descriptor; lookups on the data path are one acquire load.
+constexpr int kMaxEndpoints = 1 << 16;
+std::atomic<Endpoint *> g_table[kMaxEndpoints];
+std::mutex g_table_lock;   // open/close only
+
+// A word the peer reads with process_vm_readv to find out, by a real
+// attempt, whether single-copy works toward this process.
+uint64_t g_probe_word = 0;
+std::once_flag g_probe_once;
+uint64_t probe_word()
+{
+    std::call_once(g_probe_once, [] {
+        std::random_device rd;
+        g_probe_word = (uint64_t{rd()} << 32) | rd() | 1;
+    });
+    return g_probe_word;
+}
+
+// WEFT_SCIF_SINGLE_COPY=0 forces the copy-through-the-peer fallback (tests,
+// or a kernel whose process_vm_* misbehaves in a way the probe misses).
+bool single_copy_allowed()
+{
+    const char *v = std::getenv("WEFT_SCIF_SINGLE_COPY");
+    return !(v && v[0] == '0');
+}
+
+// The abstract socket name of a port of this user: nothing on disk, and the
+// name dies with the last socket, even after SIGKILL.
+socklen_t port_address(uint16_t port, sockaddr_un *sa)
+{
+    std::memset(sa, 0, sizeof *sa);
+    sa->sun_family = AF_UNIX;
+    int n = std::snprintf(sa->sun_path + 1, sizeof sa->sun_path - 1, "weft-scif.%u.%u",
+                          static_cast<unsigned>(geteuid()), static_cast<unsigned>(port));
+    return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
+}
+
+int send_ctrl(int fd, const CtrlMsg &msg, int pass_fd = -1)
+{
+    std::byte buf[kCtrlMax];
+    const size_t len = encode_ctrl(msg, std::span<std::byte, kCtrlMax>(buf, kCtrlMax));
+    iovec iov{buf, len};
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
+    if (pass_fd >= 0) {
+        mh.msg_control = cbuf;
+        mh.msg_controllen = sizeof cbuf;
+        cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    }
+    for (;;) {
+        ssize_t n = ::sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n >= 0)
+            return 0;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN) {
+            // Control messages are rare and tiny; a full socket means the
+            // peer stopped reading. Wait a little for room, bounded.
+            pollfd p{fd, POLLOUT, 0};
+            if (::poll(&p, 1, 1000) > 0 && !(p.revents & (POLLHUP | POLLERR)))
+                continue;
+            return -EAGAIN;
+        }
+        return -errno;
+    }
+}
+
+// Receives one control message without blocking. Returns its length, 0 at a
+// hang-up, -EAGAIN when none waits, -errno. A descriptor that came with it is
+// stored in *fd_out if wanted, else closed.
+ssize_t recv_ctrl(int fd, std::byte (&buf)[kCtrlMax], int *fd_out)
+{
+    if (fd_out)
+        *fd_out = -1;
+    iovec iov{buf, kCtrlMax};
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+    mh.msg_control = cbuf;
+    mh.msg_controllen = sizeof cbuf;
+    ssize_t n;
+    do {
+        n = ::recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return errno == EAGAIN ? -EAGAIN : -errno;
+    for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; ++i) {
+            int got;
+            std::memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
+            if (fd_out && *fd_out < 0)
+                *fd_out = got;
+            else
+                ::close(got);   // unasked-for descriptors never leak
+        }
+    }
+    if (mh.msg_flags & MSG_TRUNC)
+        return -EPROTO;
+    return n;
+}
+
+bool peer_has_my_uid(int fd, pid_t *pid)
+{
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return false;
+    *pid = cred.pid;
+    return cred.uid == geteuid();
+}
+
+// Does process_vm_readv reach pid? A real attempt on its probe word.
+bool probe_single_copy(pid_t pid, uint64_t addr, uint64_t expect)
+{
+    if (!single_copy_allowed())
+        return false;
+    uint64_t got = 0;
+    iovec l{&got, sizeof got};
+    iovec r{reinterpret_cast<void *>(addr), sizeof got};
+    return ::process_vm_readv(pid, &l, 1, &r, 1, 0) == static_cast<ssize_t>(sizeof got) &&
+           got == expect;
+}
+
+// Segment layout: ring connector->acceptor, ring acceptor->connector, then
+// the connector's and the acceptor's SideShared.
+struct Layout {
+    size_t c2s, s2c, side_c, side_s, total;
+};
+Layout layout(uint32_t cells)
+{
+    Layout l;
+    l.c2s = 0;
+    l.s2c = ring_bytes(cells);
+    l.side_c = 2 * ring_bytes(cells);
+    l.side_s = l.side_c + sizeof(SideShared);
+    l.total = l.side_s + sizeof(SideShared);
+    l.total = (l.total + 4095) & ~size_t{4095};
+    return l;
+}
+
+void attach(Endpoint &ep, bool connector, uint32_t cells)
+{
+    const Layout l = layout(cells);
+    auto *c2s = reinterpret_cast<RingShared *>(ep.segment.data() + l.c2s);
+    auto *s2c = reinterpret_cast<RingShared *>(ep.segment.data() + l.s2c);
+    auto *sc = reinterpret_cast<SideShared *>(ep.segment.data() + l.side_c);
+    auto *ss = reinterpret_cast<SideShared *>(ep.segment.data() + l.side_s);
+    ep.tx = RingProducer(connector ? c2s : s2c);
+    ep.rx = RingConsumer(connector ? s2c : c2s);
+    ep.mine = connector ? sc : ss;
+    ep.theirs = connector ? ss : sc;
+}
+
+// First touch of the ring this side receives on, so its pages come from the
+// receiver's NUMA node (the connector creates the segment but touches only
+// its own receive ring; the acceptor touches the other before acking).
+void touch_receive_ring(Endpoint &ep, bool connector, uint32_t cells)
+{
+    const Layout l = layout(cells);
+    std::byte *ring = ep.segment.data() + (connector ? l.s2c : l.c2s);
+    std::memset(ring + kRingHeaderBytes, 0, size_t{cells} * kCell);
+}
+
+int wait_readable(int fd, int timeout_ms)
+{
+    pollfd p{fd, POLLIN, 0};
+    int r;
+    do {
+        r = ::poll(&p, 1, timeout_ms);
+    } while (r < 0 && errno == EINTR);
+    return r;
+}
+
+
+} // namespace
+
+namespace {
+std::atomic<uint32_t> g_ring_cells{0};
+}
+
+void set_ring_cells(uint32_t cells)
+{
+    if (cells >= kMinRingCells && cells <= kMaxRingCells && (cells & (cells - 1)) == 0)
+        g_ring_cells.store(cells, std::memory_order_relaxed);
+}
+
+uint32_t ring_cells_default()
+{
+    if (uint32_t c = g_ring_cells.load(std::memory_order_relaxed))
+        return c;
+    // 64 KiB per direction: 1024 cells; WEFT_SCIF_RING_CELLS overrides (btl/scif
+    // sets it from btl_scif_ring_size).
+    if (const char *v = std::getenv("WEFT_SCIF_RING_CELLS")) {
+        unsigned long c = std::strtoul(v, nullptr, 10);
+        if (c >= kMinRingCells && c <= kMaxRingCells && (c & (c - 1)) == 0)
+            return static_cast<uint32_t>(c);
+    }
+    return 1024;
+}
+
+// ---- table -------------------------------------------------------------------
+
+Endpoint *lookup(int epd)
+{
+    if (epd < 0 || epd >= kMaxEndpoints)
+        return nullptr;
+    return g_table[epd].load(std::memory_order_acquire);
+}
+
+int adopt(std::unique_ptr<Endpoint> ep)
+{
+    const int fd = ep->fd();
+    if (fd >= kMaxEndpoints)
+        return -EMFILE;
+    std::lock_guard<std::mutex> lock(g_table_lock);
+    g_table[fd].store(ep.release(), std::memory_order_release);
+    return fd;
+}
+
+int open_endpoint()
+{
+    UniqueFd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (!s)
+        return errno == EMFILE || errno == ENFILE ? -ENOMEM : -errno;
+    std::unique_ptr<Endpoint> ep(new (std::nothrow) Endpoint(std::move(s)));
+    if (!ep)
+        return -ENOMEM;
+    return adopt(std::move(ep));
+}
+
+int close_endpoint(int epd)
+{
+    Endpoint *ep;
+    {
+        std::lock_guard<std::mutex> lock(g_table_lock);
+        ep = lookup(epd);
+        if (!ep)
+            return -EBADF;
+        g_table[epd].store(nullptr, std::memory_order_release);
+    }
+    std::unique_ptr<Endpoint> owned(ep);
+    if (owned->state == State::connected) {
+        // The flag lets the peer tell an orderly close from a crash; the
+        // socket's hang-up (below, when the descriptor closes) wakes it.
+        owned->tx.mark_closed();
+    }
+    return 0;   // the destructor unmaps the rings and closes the socket
+}
+
+// ---- setup ---------------------------------------------------------------------
+
+int bind_port(Endpoint &ep, uint16_t pn)
+{
+    if (ep.state == State::connected || ep.state == State::connecting)
+        return -EISCONN;
+    if (ep.state != State::unbound)
+        return -EINVAL;
+    if (pn != 0 && pn < SCIF_ADMIN_PORT_END && geteuid() != 0)
+        return -EACCES;
+    sockaddr_un sa;
+    if (pn != 0) {
+        socklen_t len = port_address(pn, &sa);
+        if (::bind(ep.fd(), reinterpret_cast<sockaddr *>(&sa), len) != 0)
+            return errno == EADDRINUSE ? -EINVAL : -errno;   // the seed: "port already bound"
+        ep.port = pn;
+        ep.state = State::bound;
+        return pn;
+    }
+    // Start at a random port so endpoints of many processes rarely collide.
+    thread_local std::minstd_rand rng(static_cast<unsigned>(getpid()) * 2654435761u);
+    const uint32_t range = 65536 - SCIF_PORT_RSVD;
+    const uint32_t start = rng() % range;
+    for (uint32_t i = 0; i < range; ++i) {
+        const auto port = static_cast<uint16_t>(SCIF_PORT_RSVD + (start + i) % range);
+        socklen_t len = port_address(port, &sa);
+        if (::bind(ep.fd(), reinterpret_cast<sockaddr *>(&sa), len) == 0) {
+            ep.port = port;
+            ep.state = State::bound;
+            return port;
+        }
+        if (errno != EADDRINUSE)
+            return -errno;
+    }
+    return -ENOSPC;
+}
+
+int listen_on(Endpoint &ep, int backlog)
+{
+    if (ep.state == State::connected || ep.state == State::connecting ||
+        ep.state == State::listening)
+        return -EISCONN;
+    if (ep.state != State::bound)
+        return -EINVAL;
+    if (::listen(ep.fd(), backlog < 1 ? 1 : backlog) != 0)
+        return -errno;
+    ep.state = State::listening;
+    return 0;
+}
+
+namespace {
+
+// Handles a connect_ack on a connecting endpoint.
+void complete_connect(Endpoint &ep, const ConnectAck &ack)
+{
+    ep.peer.port = ack.port;
+    ep.single_copy = probe_single_copy(ep.peer_pid, ack.probe_addr, ack.probe_value);
+    ep.ack_pending = false;
+    ep.state = State::connected;
+}
+
+} // namespace
+
+int connect_to(Endpoint &ep, uint16_t dst_port, bool block)
+{
+    if (ep.state == State::unbound) {
+        if (int rc = bind_port(ep, 0); rc < 0)
+            return rc;
+    }
+    sockaddr_un sa;
+    socklen_t salen = port_address(dst_port, &sa);
+    int rc;
+    do {
+        rc = ::connect(ep.fd(), reinterpret_cast<sockaddr *>(&sa), salen);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+        // No listener (ENOENT, ECONNREFUSED) or its queue is full (EAGAIN).
+        return errno == ENOENT || errno == ECONNREFUSED || errno == EAGAIN ? -ECONNREFUSED
+                                                                           : -errno;
+    }
+    if (!peer_has_my_uid(ep.fd(), &ep.peer_pid))
+        return -ECONNREFUSED;   // another user's port: never share memory with it
+    const uint32_t cells = ring_cells_default();
+    const Layout l = layout(cells);
+    UniqueFd mfd(::memfd_create("weft-scif", MFD_CLOEXEC));
+    if (!mfd)
+        return -ENOMEM;
+    if (::ftruncate(mfd.get(), static_cast<off_t>(l.total)) != 0)
+        return -ENOMEM;
+    ep.segment = Mapping::shared(mfd.get(), l.total);
+    if (!ep.segment)
+        return -ENOMEM;
+    ring_init(reinterpret_cast<RingShared *>(ep.segment.data() + l.c2s), cells);
+    ring_init(reinterpret_cast<RingShared *>(ep.segment.data() + l.s2c), cells);
+    touch_receive_ring(ep, true, cells);
+    attach(ep, true, cells);
+    CtrlMsg req{};
+    req.type = CtrlType::connect_req;
+    req.u.req.src_port = ep.port;
+    req.u.req.ring_cells = cells;
+    req.u.req.probe_addr = reinterpret_cast<uintptr_t>(&g_probe_word);
+    req.u.req.probe_value = probe_word();
+    if (int src = send_ctrl(ep.fd(), req, mfd.get()); src != 0)
+        return src == -EPIPE || src == -ECONNRESET ? -ECONNREFUSED : src;
+    // The memfd closes here: from now on only the two mappings hold it.
+    ep.peer = {0, dst_port};
+    ep.state = State::connecting;
+    ep.ack_pending = true;
+    return finish_connect(ep, block);
+}
+
+int finish_connect(Endpoint &ep, bool block)
+{
+    if (ep.state == State::connected)
+        return 0;
+    if (ep.state != State::connecting)
+        return -EINVAL;
+    for (;;) {
+        drain_control(ep);
+        if (ep.state == State::connected)
+            return 0;
+        if (ep.peer_gone) {
+            // The listener closed, or refused us, before accepting.
+            ep.state = State::bound;
+            ep.segment.reset();
+            ep.connect_error = ECONNREFUSED;
+            return -ECONNREFUSED;
+        }
+        if (!block)
+            return -EINPROGRESS;
+        wait_readable(ep.fd(), -1);
+    }
+}
+
+int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out)
+{
+    for (;;) {
+        // The listening socket itself blocks (its flags are the user's), so
+        // ask poll() first when we must not wait.
+        if (!block && wait_readable(lis.fd(), 0) <= 0)
+            return -EAGAIN;
+        UniqueFd conn(::accept4(lis.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+        if (!conn) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno != EAGAIN)
+                return -errno == -EMFILE ? -ENOMEM : -errno;
+            if (!block)
+                return -EAGAIN;
+            wait_readable(lis.fd(), -1);
+            continue;
+        }
+        auto ep = std::make_unique<Endpoint>(std::move(conn));
+        if (!peer_has_my_uid(ep->fd(), &ep->peer_pid))
+            continue;   // another user's process: refused (it sees a hang-up)
+        // The connector sends its request right after connect(); one that
+        // does not within the bound is dropped ("failed to complete").
+        std::byte buf[kCtrlMax];
+        int mfd_raw = -1;
+        ssize_t n = recv_ctrl(ep->fd(), buf, &mfd_raw);
+        if (n == -EAGAIN && wait_readable(ep->fd(), 5000) > 0)
+            n = recv_ctrl(ep->fd(), buf, &mfd_raw);
+        UniqueFd mfd(mfd_raw);
+        CtrlMsg req;
+        if (n <= 0 || parse_ctrl(std::span(buf, static_cast<size_t>(n)), &req) != 0 ||
+            req.type != CtrlType::connect_req || !mfd) {
+            if (!block)
+                return -EAGAIN;
+            continue;
+        }
+        const uint32_t cells = req.u.req.ring_cells;
+        const Layout l = layout(cells);
+        struct stat st{};
+        if (::fstat(mfd.get(), &st) != 0 || static_cast<size_t>(st.st_size) != l.total) {
+            if (!block)
+                return -EAGAIN;
+            continue;
+        }
+        ep->segment = Mapping::shared(mfd.get(), l.total);
+        if (!ep->segment)
+            return -ENOMEM;
+        auto *c2s = reinterpret_cast<RingShared *>(ep->segment.data() + l.c2s);
+        auto *s2c = reinterpret_cast<RingShared *>(ep->segment.data() + l.s2c);
+        if (c2s->magic != kRingMagic || s2c->magic != kRingMagic || c2s->cells != cells ||
+            s2c->cells != cells) {
+            if (!block)
+                return -EAGAIN;
+            continue;
+        }
+        touch_receive_ring(*ep, false, cells);
+        attach(*ep, false, cells);
+        ep->single_copy = probe_single_copy(ep->peer_pid, req.u.req.probe_addr,
+                                            req.u.req.probe_value);
+        CtrlMsg ack{};
+        ack.type = CtrlType::connect_ack;
+        ack.u.ack.port = lis.port;
+        ack.u.ack.probe_addr = reinterpret_cast<uintptr_t>(&g_probe_word);
+        ack.u.ack.probe_value = probe_word();
+        if (send_ctrl(ep->fd(), ack) != 0) {
+            if (!block)
+                return -EAGAIN;
+            continue;
+        }
+        ep->port = lis.port;
+        ep->peer = {0, req.u.req.src_port};
+        ep->state = State::connected;
+        *out = std::move(ep);
+        return 0;
+    }
+}
+
+// ---- control socket -------------------------------------------------------------
+
+namespace {
+
+void add_remote_window(Endpoint &ep, const WinReg &r)
+{
+    ep.remote_windows.push_back(
+        {r.offset, r.length, reinterpret_cast<std::byte *>(static_cast<uintptr_t>(r.addr)),
+         static_cast<int>(r.prot)});
+}
+
+void remove_remote_windows(Endpoint &ep, const WinUnreg &u)
+{
+    std::erase_if(ep.remote_windows, [&](const Window &w) {
+        return w.offset >= u.offset && w.offset + w.length <= u.offset + u.length;
+    });
+}
+
+} // namespace
+
+void drain_control(Endpoint &ep)
+{
+    if (ep.peer_gone)
+        return;
+    std::byte buf[kCtrlMax];
+    for (;;) {
+        ssize_t n = recv_ctrl(ep.fd(), buf, nullptr);
+        if (n == -EAGAIN)
+            return;
+        if (n <= 0 && n != -EPROTO) {
+            ep.peer_gone = true;   // EOF or a reset: the peer closed or died
+            return;
+        }
+        CtrlMsg msg;
+        if (n < 0 || parse_ctrl(std::span(buf, static_cast<size_t>(n)), &msg) != 0)
+            continue;   // malformed: ignored, never trusted
+        switch (msg.type) {
+        case CtrlType::connect_ack:
+            if (ep.state == State::connecting)
+                complete_connect(ep, msg.u.ack);
+            break;
+        case CtrlType::win_reg:
+            if (ep.state == State::connected)
+                add_remote_window(ep, msg.u.reg);
+            break;
+        case CtrlType::win_unreg:
+            remove_remote_windows(ep, msg.u.unreg);
+            break;
+        case CtrlType::wake:
+        case CtrlType::connect_req:
+            break;
+        }
+    }
+}
+
+void notify(Endpoint &ep)
+{
+    CtrlMsg m{};
+    m.type = CtrlType::wake;
+    send_ctrl(ep.fd(), m);   // best effort: a lost wake-up costs one kMaxSleepMs
+}
+
+void sleep_on_socket(Endpoint &ep, int timeout_ms)
+{
+    if (ep.peer_gone)
+        return;
+    int t = timeout_ms < 0 || timeout_ms > kMaxSleepMs ? kMaxSleepMs : timeout_ms;
+    wait_readable(ep.fd(), t);
+    drain_control(ep);
+}
+
+// ---- data -------------------------------------------------------------------------
+
+int stream_send(Endpoint &ep, std::span<const std::byte> data, bool block)
+{
+    size_t sent = 0;
+    while (sent < data.size()) {
+        if (ep.peer_closed())
+            return sent > 0 ? static_cast<int>(sent) : -ECONNRESET;
+        const size_t want = std::min(data.size() - sent, ep.tx.max_chunk());
+        // Take what fits now rather than waiting for room for all of it.
+        size_t n = want;
+        while (n > 0 && !ep.tx.has_room(n))
+            n = n > kCell * 4 ? n / 2 : (n > 1 ? n - 1 : 0);
+        if (n > 0) {
+            auto dst = ep.tx.reserve(n);
+            std::memcpy(dst.data(), data.data() + sent, n);
+            ep.tx.publish(ChunkType::stream, 0);
+            sent += n;
+            if (ep.tx.consumer_sleeps())
+                notify(ep);
+            continue;
+        }
+        if (!block)
+            break;
+        ep.tx.set_waiting(true);
+        if (!ep.tx.has_room(1) && !ep.peer_closed())
+            sleep_on_socket(ep, kMaxSleepMs);
+        ep.tx.set_waiting(false);
+        drain_control(ep);
+    }
+    return static_cast<int>(sent);
+}
+
+int stream_recv(Endpoint &ep, std::span<std::byte> data, bool block)
+{
+    size_t got = 0;
+    while (got < data.size()) {
+        Chunk c;
+        if (ep.rx.peek(&c)) {
+            if (c.type != ChunkType::stream) {
+                ep.rx.pop();   // not ours (a framed message on a stream endpoint)
+                continue;
+            }
+            const size_t n = std::min(c.payload.size() - ep.rx_offset, data.size() - got);
+            std::memcpy(data.data() + got, c.payload.data() + ep.rx_offset, n);
+            got += n;
+            ep.rx_offset += n;
+            if (ep.rx_offset == c.payload.size()) {
+                ep.rx.pop();
+                ep.rx_offset = 0;
+                if (ep.rx.producer_sleeps())
+                    notify(ep);
+            }
+            continue;
+        }
+        if (ep.rx.producer_closed())
+            break;
+        drain_control(ep);
+        if (ep.peer_gone) {
+            if (ep.rx.peek(&c))
+                continue;   // data published before the peer died is still data
+            break;
+        }
+        if (!block)
+            break;
+        ep.rx.set_waiting(true);
+        if (!ep.rx.peek(&c))
+            sleep_on_socket(ep, kMaxSleepMs);
+        ep.rx.set_waiting(false);
+    }
+    if (got == 0 && !data.empty() && ep.peer_closed()) {
+        Chunk c;
+        if (!ep.rx.peek(&c))
+            return -ECONNRESET;
+    }
+    return static_cast<int>(got);
+}
+
+size_t max_message(const Endpoint &ep) { return ep.tx.max_chunk(); }
+
+int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag,
+                     std::span<const std::span<const std::byte>> pieces)
+{
+    size_t len = 0;
+    for (auto p : pieces)
+        len += p.size();
+    if (len > ep.tx.max_chunk())
+        return -EMSGSIZE;
+    if (!ep.tx.has_room(len))
+        return ep.peer_closed() ? -ECONNRESET : -EAGAIN;
+    auto dst = ep.tx.reserve(len);
+    size_t at = 0;
+    for (auto p : pieces) {
+        if (!p.empty())
+            std::memcpy(dst.data() + at, p.data(), p.size());
+        at += p.size();
+    }
+    ep.tx.publish(static_cast<ChunkType>(type), tag);
+    return 0;
+}
+
+// ---- single copy ---------------------------------------------------------------------
+
+int copy_with_peer(Endpoint &ep, bool read, std::byte *local, uint64_t remote, size_t len)
+{
+    while (len > 0) {
+        iovec l{local, len};
+        iovec r{reinterpret_cast<void *>(static_cast<uintptr_t>(remote)), len};
+        ssize_t n = read ? ::process_vm_readv(ep.peer_pid, &l, 1, &r, 1, 0)
+                         : ::process_vm_writev(ep.peer_pid, &l, 1, &r, 1, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == ESRCH) {
+                ep.peer_gone = true;
+                return -ECONNRESET;
+            }
+            return errno == EFAULT ? -EFAULT : -errno;
+        }
+        if (n == 0)
+            return -EFAULT;
+        local += n;
+        remote += static_cast<uint64_t>(n);
+        len -= static_cast<size_t>(n);
+    }
+    return 0;
+}
+
+} // namespace weft::scif

@@ -1,0 +1,129 @@
+// A SCIF endpoint and the connection machinery under the C API (scif_api.cc)
+// and btl/scif: ports as abstract UNIX socket names, the connect handshake
+// that hands the ring segment over as a memfd, the control-socket reader,
+// and bounded sleeping. Functions return 0 or a negative errno; the C API
+// turns that into -1 with errno.
+//
+// Threads: the endpoint table is safe from any thread. One endpoint may be
+// used by one sending and one receiving thread at a time (the rings are
+// single-producer/single-consumer); other calls on one endpoint must not run
+// concurrently.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <weft/scif.h>
+
+#include "scif_ring.hpp"
+#include "scif_sys.hpp"
+
+namespace weft::scif {
+
+enum class State { unbound, bound, listening, connecting, connected };
+
+struct Window {
+    uint64_t offset;
+    uint64_t length;
+    std::byte *addr;   // local windows: our address; remote: the peer's
+    int prot;
+};
+
+// Per side of a connection, in the segment: RMA progress counters the peer's
+// fences read. Each side writes only its own.
+struct alignas(kCell) SideShared {
+    uint64_t rma_started;
+    uint64_t rma_done;
+};
+
+class Endpoint {
+public:
+    explicit Endpoint(UniqueFd sock) : sock_(std::move(sock)) {}
+    int fd() const { return sock_.get(); }
+
+    State state = State::unbound;
+    uint16_t port = 0;
+    scif_port_id peer{};
+    pid_t peer_pid = 0;
+    bool single_copy = false;      // process_vm_readv/writev reach the peer
+    bool peer_gone = false;        // hang-up seen on the control socket
+    int connect_error = 0;         // an asynchronous connect that failed
+    bool ack_pending = false;      // connect_req sent, ack not yet seen
+    bool async_connect = false;    // EINPROGRESS given; a later scif_connect reports the end
+    Mapping segment;
+    RingProducer tx;
+    RingConsumer rx;
+    SideShared *mine = nullptr;
+    SideShared *theirs = nullptr;
+    size_t rx_offset = 0;          // bytes of the head stream chunk already received
+    std::vector<Window> windows;         // registered here
+    std::vector<Window> remote_windows;  // registered by the peer, as it told us
+    uint64_t fence_marks = 0;
+
+    // The peer closed its endpoint (orderly) or is gone (exit, SIGKILL).
+    bool peer_closed() { return peer_gone || rx.producer_closed(); }
+
+private:
+    UniqueFd sock_;
+};
+
+// ---- the descriptor table ------------------------------------------------
+// Endpoint of a descriptor, or nullptr (EBADF).
+Endpoint *lookup(int epd);
+// Creates an unbound endpoint; its descriptor, or -errno.
+int open_endpoint();
+// Takes the endpoint out of the table and closes it (the peer sees the close).
+int close_endpoint(int epd);
+// Adds an endpoint made by accept; its descriptor, or -errno.
+int adopt(std::unique_ptr<Endpoint> ep);
+
+// ---- connection setup -------------------------------------------------------
+int bind_port(Endpoint &ep, uint16_t pn);
+int listen_on(Endpoint &ep, int backlog);
+// Starts (and with block, finishes) a connection. -EINPROGRESS: poll for
+// POLLOUT or call again; -EALREADY: still in progress.
+int connect_to(Endpoint &ep, uint16_t dst_port, bool block);
+// Completes a pending asynchronous connect if its ack arrived.
+int finish_connect(Endpoint &ep, bool block);
+int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out);
+
+// ---- the control socket -------------------------------------------------------
+// Reads every control message waiting (never blocks): wake-ups, window
+// notices, the connect ack, a hang-up.
+void drain_control(Endpoint &ep);
+// Sends a wake-up: the other side sleeps on its ring.
+void notify(Endpoint &ep);
+// Sleeps until the control socket has news, at most timeout_ms (and never
+// longer than kMaxSleepMs: a wake-up lost to the fence-free fast path costs
+// that much, never a hang). Drains what arrived.
+void sleep_on_socket(Endpoint &ep, int timeout_ms);
+inline constexpr int kMaxSleepMs = 10;
+
+// ---- data ---------------------------------------------------------------------
+// Stream send/recv of scif_send/scif_recv: bytes moved, or -errno.
+int stream_send(Endpoint &ep, std::span<const std::byte> data, bool block);
+int stream_recv(Endpoint &ep, std::span<std::byte> data, bool block);
+// Framed message of an internal user (type >= kFirstUserType): 0, -EAGAIN
+// when the ring is full, -ECONNRESET when the peer is gone, -EMSGSIZE.
+int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag,
+                     std::span<const std::span<const std::byte>> pieces);
+// Largest message try_send_message() takes on ep.
+size_t max_message(const Endpoint &ep);
+
+// ---- single copy ----------------------------------------------------------------
+// Copies between local memory and the peer's address space with
+// process_vm_readv (read) or process_vm_writev; 0 or -errno (ECONNRESET if
+// the peer is gone, EFAULT for a bad address).
+int copy_with_peer(Endpoint &ep, bool read, std::byte *local, uint64_t remote, size_t len);
+
+// Segment geometry (also used by tests): cells per ring direction.
+uint32_t ring_cells_default();
+// Cells per direction for connections this process starts from now on (a
+// power of two within the protocol's bounds; others are ignored).
+void set_ring_cells(uint32_t cells);
+
+} // namespace weft::scif

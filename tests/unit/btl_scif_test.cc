@@ -1,0 +1,195 @@
+// btl/scif at module level in two processes (run_two_process of the
+// conformance harness): connect, small and large messages with checksums,
+// 10^4 messages in order, put/get, orderly disconnect, and a peer killed
+// with SIGKILL (FAILED, no hang). Bounded waits only.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "btl_harness.hpp"
+
+using namespace weft::test::btl;
+
+namespace {
+
+class BtlScif : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        auto loaded = h_.load({"scif", PeerMode::other_process, {}});
+        if (loaded.skip)
+            GTEST_SKIP() << loaded.message;
+        ASSERT_TRUE(loaded.ok) << loaded.message;
+    }
+    BtlHarness h_;
+};
+
+// The parent connects; the child waits for the accepted endpoint.
+std::string connect_pair(PeerContext &ctx, weft_btl_endpoint_t **ep)
+{
+    BtlHarness &h = ctx.harness;
+    if (ctx.side == Side::parent)
+        return h.connect(ctx.peer(WEFT_PEER_SAME_NODE), ep);
+    return "";
+}
+
+int send_bytes(BtlHarness &h, weft_btl_endpoint_t *ep, uint8_t am, std::span<const std::byte> d)
+{
+    iovec iov{const_cast<std::byte *>(d.data()), d.size()};
+    return h.retry_on_again([&] { return h.module()->ops->send(ep, am, &iov, 1); });
+}
+
+TEST_F(BtlScif, SmallLargeAndOrderedMessages)
+{
+    std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        weft_btl_endpoint_t *ep = nullptr;
+        if (auto err = connect_pair(ctx, &ep); !err.empty())
+            return err;
+        const std::vector<size_t> sizes = {0, 1, 56, 57, 4096, 65536, 1 << 20, 5 << 20};
+        constexpr uint32_t kCount = 10'000;
+        if (ctx.side == Side::parent) {
+            for (size_t n : sizes)
+                if (int rc = send_bytes(h, ep, 40, pattern(n, static_cast<uint32_t>(n + 1))); rc)
+                    return "send " + std::to_string(n) + ": " + weft_status_string(rc);
+            for (uint32_t seq = 0; seq < kCount; ++seq) {
+                auto b = std::as_bytes(std::span(&seq, 1));
+                int rc = seq % 2 ? h.retry_on_again([&] {
+                    return h.module()->ops->sendi(ep, 5, b.data(), 2, b.data() + 2, 2);
+                })
+                                 : send_bytes(h, ep, 5, b);
+                if (rc)
+                    return "ordered send failed: " + std::string(weft_status_string(rc));
+            }
+            // Wait for the child's verdict before tearing down.
+            if (!h.progress_until([&] { return !h.deliveries.empty(); }))
+                return "no ack: " + h.failure();
+            return "";
+        }
+        const size_t want = sizes.size() + kCount;
+        if (!h.progress_until([&] { return h.deliveries.size() >= want; }))
+            return "child got " + std::to_string(h.deliveries.size()) + ": " + h.failure();
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            auto expect = pattern(sizes[i], static_cast<uint32_t>(sizes[i] + 1));
+            if (h.deliveries[i].am_id != 40 || checksum(h.deliveries[i].data) != checksum(expect) ||
+                h.deliveries[i].data.size() != expect.size())
+                return "message of " + std::to_string(sizes[i]) + " bytes corrupted";
+        }
+        for (uint32_t i = 0; i < kCount; ++i) {
+            const auto &d = h.deliveries[sizes.size() + i];
+            uint32_t seq;
+            if (d.data.size() != 4)
+                return "ordered message has " + std::to_string(d.data.size()) + " bytes";
+            std::memcpy(&seq, d.data.data(), 4);
+            if (seq != i)
+                return "out of order at " + std::to_string(i);
+        }
+        weft_btl_endpoint_t *back = h.deliveries[0].ep;
+        if (int rc = send_bytes(h, back, 1, pattern(3, 3)); rc)
+            return "ack failed";
+        // Let the ack leave before finalize closes the connection.
+        h.progress_until([&] { return false; }, Bounds{1000, std::chrono::milliseconds(100)});
+        return "";
+    });
+    EXPECT_TRUE(r.empty()) << r;
+}
+
+TEST_F(BtlScif, PutGetAndDisconnect)
+{
+    std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        weft_btl_module_t *m = h.module();
+        weft_btl_endpoint_t *ep = nullptr;
+        if (auto err = connect_pair(ctx, &ep); !err.empty())
+            return err;
+        std::vector<std::byte> mem(1 << 20);
+        if (ctx.side == Side::child) {
+            mem = pattern(mem.size(), 9);
+            weft_btl_reg_t reg{};
+            reg.size = sizeof reg;
+            if (m->ops->mem_register(m, mem.data(), mem.size(), &reg) != WEFT_SUCCESS)
+                return "register failed";
+            auto *kb = reinterpret_cast<const std::byte *>(reg.rkey);
+            std::vector<std::byte> key(kb, kb + reg.rkey_len);
+            uint64_t addr = reinterpret_cast<uintptr_t>(mem.data());
+            key.insert(key.end(), reinterpret_cast<std::byte *>(&addr),
+                       reinterpret_cast<std::byte *>(&addr) + 8);
+            ctx.channel.send(key);
+            // The parent gets the first half, puts zeros into the second, disconnects.
+            if (!h.progress_until([&] { return h.count_states(nullptr, WEFT_BTL_EP_CLOSED) > 0 ||
+                                               !h.states.empty(); }))
+                return "no close seen: " + h.failure();
+            for (size_t i = mem.size() / 2; i < mem.size(); ++i)
+                if (mem[i] != std::byte{0})
+                    return "put did not land at " + std::to_string(i);
+            bool closed = false;
+            for (auto &s : h.states)
+                closed |= s.state == WEFT_BTL_EP_CLOSED;
+            return closed ? "" : "peer disconnect was not reported as CLOSED";
+        }
+        auto key = ctx.channel.receive(std::chrono::seconds(30));
+        if (!key || key->size() < 8)
+            return "no rkey";
+        uint64_t addr;
+        std::memcpy(&addr, key->data() + key->size() - 8, 8);
+        const size_t klen = key->size() - 8;
+        int done = 0, bad = 0;
+        auto cb = [](weft_btl_endpoint_t *, void *c, int status) {
+            ++*static_cast<int *>(c) ;
+            (void)status;
+        };
+        const size_t half = mem.size() / 2;
+        if (m->ops->get(ep, mem.data(), half, addr, key->data(), klen, cb, &done) != 0)
+            return "get failed";
+        std::vector<std::byte> zeros(half);
+        if (m->ops->put(ep, zeros.data(), half, addr + half, key->data(), klen, cb, &done) != 0)
+            return "put failed";
+        if (m->ops->put(ep, zeros.data(), 16, addr + mem.size() - 8, key->data(), klen, cb, &bad) ==
+            WEFT_SUCCESS)
+            return "a put past the registration was accepted";
+        if (!h.progress_until([&] { return done == 2; }))
+            return "completions missing";
+        auto expect = pattern(mem.size(), 9);
+        if (std::memcmp(mem.data(), expect.data(), half) != 0)
+            return "get brought wrong bytes";
+        if (m->ops->disconnect(ep) != WEFT_SUCCESS)
+            return "disconnect failed";
+        if (!h.progress_until([&] { return h.count_states(ep, WEFT_BTL_EP_CLOSED) == 1; }))
+            return "no CLOSED after disconnect";
+        return "";
+    });
+    EXPECT_TRUE(r.empty()) << r;
+}
+
+TEST_F(BtlScif, KilledPeerFailsTheEndpoint)
+{
+    std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        weft_btl_endpoint_t *ep = nullptr;
+        if (auto err = connect_pair(ctx, &ep); !err.empty())
+            return err;
+        if (ctx.side == Side::child) {
+            // Wait for the first large message, then die mid-stream.
+            h.progress_until([&] { return !h.deliveries.empty(); });
+            kill(getpid(), SIGKILL);
+        }
+        auto big = pattern(1 << 20, 1);
+        for (int i = 0; i < 1000 && ep->state == WEFT_BTL_EP_CONNECTED; ++i) {
+            int rc = send_bytes(h, ep, 3, big);
+            if (rc != WEFT_SUCCESS)
+                break;
+        }
+        if (!h.progress_until([&] { return h.count_states(ep, WEFT_BTL_EP_FAILED) == 1; }))
+            return "the dead peer was not reported: " + h.failure();
+        return "";
+    });
+    // The child died by design: only the parent's verdict counts.
+    EXPECT_EQ(r.find("parent:"), std::string::npos) << r;
+}
+
+} // namespace

@@ -1,0 +1,426 @@
+// The SCIF API of btl/scif's library (weft/scif.h): every call with the
+// error cases the SCIF contract documents, and multi-process behaviour via
+// fork: connect/accept, stream data, RMA, peer close, a peer killed with
+// SIGKILL mid-transfer (an error, not a hang), and nothing left in /dev/shm
+// or $TMPDIR afterwards. Every wait is bounded (scif_poll timeouts, a
+// deadline on child reaping); nothing sleeps to synchronise.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <weft/scif.h>
+
+namespace {
+
+std::set<std::string> list_dir(const char *path)
+{
+    std::set<std::string> out;
+    if (DIR *d = opendir(path)) {
+        while (dirent *e = readdir(d))
+            out.insert(e->d_name);
+        closedir(d);
+    }
+    return out;
+}
+
+// A listening endpoint on a fresh port.
+struct Listener {
+    scif_epd_t epd = scif_open();
+    int port = scif_bind(epd, 0);
+    Listener() { scif_listen(epd, 16); }
+    ~Listener() { scif_close(epd); }
+};
+
+// Waits for events on one endpoint, bounded (30 s: a guard, not a threshold).
+short wait_for(scif_epd_t epd, short events)
+{
+    scif_pollepd p{epd, events, 0};
+    return scif_poll(&p, 1, 30'000) == 1 ? p.revents : 0;
+}
+
+// Forks a child that connects to port and runs body(epd); returns its pid.
+template <class Body>
+pid_t spawn_client(int port, Body body)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        scif_epd_t e = scif_open();
+        scif_port_id dst{0, static_cast<uint16_t>(port)};
+        int code = scif_connect(e, &dst) >= 0 ? body(e) : 90;
+        _exit(code);
+    }
+    return pid;
+}
+
+// The child's exit code, killing it if it outlives the bound.
+int reap(pid_t pid)
+{
+    for (int i = 0; i < 3000; ++i) {
+        int st = 0;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        pollfd none{};
+        poll(&none, 0, 10);   // bounded pause between checks of a child we own
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return -1;
+}
+
+TEST(ScifApi, OpenCloseAndBadDescriptors)
+{
+    scif_epd_t e = scif_open();
+    ASSERT_NE(e, SCIF_OPEN_FAILED);
+    EXPECT_EQ(scif_close(e), 0);
+    errno = 0;
+    EXPECT_EQ(scif_close(e), -1);
+    EXPECT_EQ(errno, EBADF);
+    char b[4];
+    EXPECT_EQ(scif_send(-5, b, 4, 0), -1);
+    EXPECT_EQ(errno, EBADF);
+    EXPECT_EQ(scif_recv(123456, b, 4, 0), -1);
+    EXPECT_EQ(errno, EBADF);
+    EXPECT_EQ(scif_bind(-1, 0), -1);
+    EXPECT_EQ(errno, EBADF);
+    EXPECT_EQ(scif_listen(-1, 1), -1);
+    EXPECT_EQ(errno, EBADF);
+    EXPECT_EQ(scif_register(-1, nullptr, 4096, 0, SCIF_PROT_READ, 0), SCIF_REGISTER_FAILED);
+    EXPECT_EQ(errno, EBADF);
+    int mark;
+    EXPECT_EQ(scif_fence_mark(-1, SCIF_FENCE_INIT_SELF, &mark), -1);
+    EXPECT_EQ(errno, EBADF);
+}
+
+TEST(ScifApi, BindRules)
+{
+    scif_epd_t a = scif_open();
+    int port = scif_bind(a, 0);
+    ASSERT_GE(port, SCIF_PORT_RSVD);
+    EXPECT_EQ(scif_bind(a, 0), -1);
+    EXPECT_EQ(errno, EINVAL) << "already bound";
+    scif_epd_t b = scif_open();
+    EXPECT_EQ(scif_bind(b, static_cast<uint16_t>(port)), -1);
+    EXPECT_EQ(errno, EINVAL) << "port already bound";
+    scif_close(a);
+    EXPECT_EQ(scif_bind(b, static_cast<uint16_t>(port)), port) << "port free again after close";
+    scif_close(b);
+}
+
+TEST(ScifApi, PrivilegedPortsNeedRoot)
+{
+    if (geteuid() != 0)
+        GTEST_SKIP() << "checks both sides of the rule; needs to start as root";
+    scif_epd_t a = scif_open();
+    // Root may bind below 1024 (pick an odd one unlikely to be in use).
+    int rc = scif_bind(a, 1001);
+    EXPECT_TRUE(rc == 1001 || (rc == -1 && errno == EINVAL)) << rc;
+    scif_close(a);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setuid(65534) != 0)
+            _exit(80);
+        scif_epd_t e = scif_open();
+        int r = scif_bind(e, 1002);
+        _exit(r == -1 && errno == EACCES ? 0 : 81);
+    }
+    EXPECT_EQ(reap(pid), 0) << "an unprivileged bind below 1024 must fail with EACCES";
+}
+
+TEST(ScifApi, ListenAndConnectErrors)
+{
+    scif_epd_t e = scif_open();
+    EXPECT_EQ(scif_listen(e, 4), -1);
+    EXPECT_EQ(errno, EINVAL) << "not bound";
+    ASSERT_GT(scif_bind(e, 0), 0);
+    ASSERT_EQ(scif_listen(e, 4), 0);
+    EXPECT_EQ(scif_listen(e, 4), -1);
+    EXPECT_EQ(errno, EISCONN);
+    scif_port_id dst{0, 2000};
+    EXPECT_EQ(scif_connect(e, &dst), -1);
+    EXPECT_EQ(errno, EOPNOTSUPP);
+    scif_port_id peer;
+    scif_epd_t ne;
+    EXPECT_EQ(scif_accept(e, &peer, &ne, 0), -1);
+    EXPECT_EQ(errno, EAGAIN);
+    EXPECT_EQ(scif_accept(e, nullptr, &ne, 0), -1);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(scif_accept(e, &peer, &ne, 0x40), -1);
+    EXPECT_EQ(errno, EINVAL);
+
+    scif_epd_t c = scif_open();
+    EXPECT_EQ(scif_connect(c, nullptr), -1);
+    EXPECT_EQ(errno, EINVAL);
+    scif_port_id zero{0, 0};
+    EXPECT_EQ(scif_connect(c, &zero), -1);
+    EXPECT_EQ(errno, EINVAL);
+    scif_port_id other_node{3, 2000};
+    EXPECT_EQ(scif_connect(c, &other_node), -1);
+    EXPECT_EQ(errno, ENODEV);
+    // A port nobody listens on.
+    scif_epd_t probe = scif_open();
+    int free_port = scif_bind(probe, 0);
+    scif_close(probe);
+    scif_port_id nobody{0, static_cast<uint16_t>(free_port)};
+    EXPECT_EQ(scif_connect(c, &nobody), -1);
+    EXPECT_EQ(errno, ECONNREFUSED);
+    char b[4];
+    EXPECT_EQ(scif_send(c, b, 4, 0), -1);
+    EXPECT_EQ(errno, ENOTCONN);
+    EXPECT_EQ(scif_accept(c, &peer, &ne, 0), -1);
+    EXPECT_EQ(errno, EINVAL) << "not listening";
+    scif_close(c);
+    scif_close(e);
+}
+
+TEST(ScifApi, NodeIds)
+{
+    uint16_t nodes[4] = {9, 9, 9, 9}, self = 9;
+    EXPECT_EQ(scif_get_node_ids(nodes, 4, &self), 1);
+    EXPECT_EQ(nodes[0], 0);
+    EXPECT_EQ(self, 0);
+    EXPECT_EQ(scif_get_node_ids(nodes, 0, &self), 1);
+    EXPECT_EQ(scif_get_node_ids(nodes, 4, nullptr), -1);
+    EXPECT_EQ(errno, EFAULT);
+}
+
+TEST(ScifApi, ConnectAcceptSendRecvAndPeerClose)
+{
+    Listener l;
+    ASSERT_GT(l.port, 0);
+    pid_t pid = spawn_client(l.port, [](scif_epd_t e) {
+        char msg[100000];
+        for (size_t i = 0; i < sizeof msg; ++i)
+            msg[i] = static_cast<char>(i * 7);
+        if (scif_send(e, msg, sizeof msg, SCIF_SEND_BLOCK) != static_cast<int>(sizeof msg))
+            return 1;
+        char reply[5];
+        if (scif_recv(e, reply, 5, SCIF_RECV_BLOCK) != 5 || std::memcmp(reply, "done!", 5))
+            return 2;
+        int extra = 77;
+        scif_send(e, &extra, sizeof extra, SCIF_SEND_BLOCK);
+        scif_close(e);   // the parent still reads `extra` after this
+        return 0;
+    });
+    ASSERT_EQ(wait_for(l.epd, POLLIN) & POLLIN, POLLIN);
+    scif_port_id peer{};
+    scif_epd_t c;
+    ASSERT_EQ(scif_accept(l.epd, &peer, &c, SCIF_ACCEPT_SYNC), 0);
+    EXPECT_EQ(peer.node, 0);
+    EXPECT_GE(peer.port, SCIF_PORT_RSVD);
+    char b[4];
+    EXPECT_EQ(scif_send(c, b, 4, 0x8), -1);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(scif_send(c, b, -1, 0), -1);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(scif_recv(c, nullptr, 4, 0), -1);
+    EXPECT_EQ(errno, EFAULT);
+    std::vector<char> got(100000);
+    ASSERT_EQ(scif_recv(c, got.data(), static_cast<int>(got.size()), SCIF_RECV_BLOCK), 100000);
+    for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_EQ(got[i], static_cast<char>(i * 7)) << i;
+    EXPECT_EQ(scif_recv(c, b, 4, 0), 0) << "non-blocking, nothing there";
+    ASSERT_EQ(scif_send(c, const_cast<char *>("done!"), 5, SCIF_SEND_BLOCK), 5);
+    int extra = 0;
+    ASSERT_EQ(scif_recv(c, &extra, sizeof extra, SCIF_RECV_BLOCK), 4);
+    EXPECT_EQ(extra, 77);
+    // The child closed: once drained, receive says the connection is gone.
+    ASSERT_TRUE(wait_for(c, POLLIN) & POLLHUP);
+    EXPECT_EQ(scif_recv(c, b, 4, SCIF_RECV_BLOCK), -1);
+    EXPECT_EQ(errno, ECONNRESET);
+    EXPECT_EQ(scif_send(c, b, 4, SCIF_SEND_BLOCK), -1);
+    EXPECT_EQ(errno, ECONNRESET);
+    EXPECT_EQ(reap(pid), 0);
+    scif_close(c);
+}
+
+TEST(ScifApi, AsynchronousConnect)
+{
+    Listener l;
+    scif_epd_t c = scif_open();
+    ASSERT_EQ(fcntl(c, F_SETFL, O_NONBLOCK), 0);
+    scif_port_id dst{0, static_cast<uint16_t>(l.port)};
+    ASSERT_EQ(scif_connect(c, &dst), -1);
+    EXPECT_EQ(errno, EINPROGRESS);
+    scif_port_id peer;
+    scif_epd_t a;
+    ASSERT_EQ(scif_accept(l.epd, &peer, &a, SCIF_ACCEPT_SYNC), 0);
+    EXPECT_TRUE(wait_for(c, POLLOUT) & POLLOUT);
+    EXPECT_GT(scif_connect(c, &dst), 0) << "the second call completes";
+    EXPECT_EQ(scif_connect(c, &dst), -1);
+    EXPECT_EQ(errno, EISCONN);
+    EXPECT_EQ(scif_bind(c, 0), -1);
+    EXPECT_EQ(errno, EISCONN);
+    scif_close(a);
+    scif_close(c);
+}
+
+TEST(ScifApi, RegisterRmaAndFences)
+{
+    Listener l;
+    pid_t pid = spawn_client(l.port, [](scif_epd_t e) {
+        void *buf = mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        std::memset(buf, 0x5a, 8192);
+        if (scif_register(e, buf, 8192, 0x10000, SCIF_PROT_READ | SCIF_PROT_WRITE,
+                          SCIF_MAP_FIXED) != 0x10000)
+            return 1;
+        char go = 1;
+        scif_send(e, &go, 1, SCIF_SEND_BLOCK);   // "registered"
+        if (scif_recv(e, &go, 1, SCIF_RECV_BLOCK) != 1)   // "done with it"
+            return 2;
+        // The parent wrote 0x11 into the first page and signalled 99 at 4096.
+        auto *p = static_cast<unsigned char *>(buf);
+        uint64_t sig;
+        std::memcpy(&sig, p + 4096, sizeof sig);
+        return p[0] == 0x11 && p[4095] == 0x11 && sig == 99 ? 0 : 3;
+    });
+    scif_port_id peer;
+    scif_epd_t c;
+    ASSERT_EQ(scif_accept(l.epd, &peer, &c, SCIF_ACCEPT_SYNC), 0);
+    char go;
+    ASSERT_EQ(scif_recv(c, &go, 1, SCIF_RECV_BLOCK), 1);
+    std::vector<unsigned char> local(4096);
+    EXPECT_EQ(scif_vreadfrom(c, local.data(), 4096, 0x10000, SCIF_RMA_SYNC), 0);
+    EXPECT_EQ(local[0], 0x5a);
+    EXPECT_EQ(local[4095], 0x5a);
+    EXPECT_EQ(scif_vreadfrom(c, local.data(), 4096, 0x90000, 0), -1);
+    EXPECT_EQ(errno, ENXIO);
+    EXPECT_EQ(scif_vreadfrom(c, local.data(), 4096, -4096, 0), -1);
+    EXPECT_EQ(errno, ENXIO);
+    EXPECT_EQ(scif_vreadfrom(c, local.data(), 4096, 0x10000, 0x100), -1);
+    EXPECT_EQ(errno, EINVAL);
+    // Registered windows on this side, then readfrom/writeto between windows.
+    void *mine = mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_EQ(scif_register(c, mine, 100, 0, SCIF_PROT_READ, 0), SCIF_REGISTER_FAILED);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(scif_register(c, mine, 4096, 100, SCIF_PROT_READ, SCIF_MAP_FIXED),
+              SCIF_REGISTER_FAILED);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(scif_register(c, mine, 4096, 0, 0x40, 0), SCIF_REGISTER_FAILED);
+    EXPECT_EQ(errno, EINVAL);
+    off_t ro = scif_register(c, mine, 4096, 0, SCIF_PROT_READ, 0);
+    ASSERT_NE(ro, SCIF_REGISTER_FAILED);
+    EXPECT_EQ(scif_register(c, static_cast<char *>(mine) + 4096, 4096, ro, SCIF_PROT_READ,
+                            SCIF_MAP_FIXED),
+              SCIF_REGISTER_FAILED);
+    EXPECT_EQ(errno, EADDRINUSE);
+    std::memset(mine, 0x11, 4096);
+    EXPECT_EQ(scif_readfrom(c, ro, 4096, 0x10000, SCIF_RMA_SYNC), -1);
+    EXPECT_EQ(errno, EACCES) << "the local window is read-only";
+    EXPECT_EQ(scif_writeto(c, ro, 4096, 0x10000, SCIF_RMA_SYNC | SCIF_RMA_ORDERED), 0);
+    int mark = -1;
+    ASSERT_EQ(scif_fence_mark(c, SCIF_FENCE_INIT_SELF, &mark), 0);
+    EXPECT_EQ(scif_fence_wait(c, mark), 0);
+    ASSERT_EQ(scif_fence_mark(c, SCIF_FENCE_INIT_PEER, &mark), 0);
+    EXPECT_EQ(scif_fence_wait(c, mark), 0);
+    EXPECT_EQ(scif_fence_mark(c, 3, &mark), -1);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(scif_fence_signal(c, 0, 0, 0x10000 + 4096 + 2, 99,
+                                SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_REMOTE), -1);
+    EXPECT_EQ(errno, EINVAL) << "roff not DWORD aligned";
+    EXPECT_EQ(scif_fence_signal(c, 0, 0, 0x10000 + 4096, 99,
+                                SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_REMOTE), 0);
+    EXPECT_EQ(scif_unregister(c, ro + 1024, 1024), -1);
+    EXPECT_EQ(errno, EINVAL) << "part of a window";
+    EXPECT_EQ(scif_unregister(c, 0x700000, 4096), -1);
+    EXPECT_EQ(errno, ENXIO);
+    EXPECT_EQ(scif_unregister(c, ro, 4096), 0);
+    ASSERT_EQ(scif_send(c, &go, 1, SCIF_SEND_BLOCK), 1);
+    EXPECT_EQ(reap(pid), 0);
+    scif_close(c);
+    munmap(mine, 8192);
+}
+
+TEST(ScifApi, PeerKilledMidTransferIsAnErrorAndLeavesNothing)
+{
+    const char *tmp = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+    const auto shm_before = list_dir("/dev/shm");
+    const auto tmp_before = list_dir(tmp);
+    Listener l;
+    // The child sends forever; the parent kills it while the ring is busy.
+    pid_t pid = spawn_client(l.port, [](scif_epd_t e) {
+        char chunk[4096] = {};
+        for (;;)
+            if (scif_send(e, chunk, sizeof chunk, SCIF_SEND_BLOCK) < 0)
+                return 5;
+    });
+    scif_port_id peer;
+    scif_epd_t c;
+    ASSERT_EQ(scif_accept(l.epd, &peer, &c, SCIF_ACCEPT_SYNC), 0);
+    std::vector<char> buf(1 << 16);
+    ASSERT_GT(scif_recv(c, buf.data(), static_cast<int>(buf.size()), SCIF_RECV_BLOCK), 0);
+    kill(pid, SIGKILL);
+    EXPECT_EQ(reap(pid), 128 + SIGKILL);
+    // Drain what was published; then an error, not a hang.
+    int rc;
+    while ((rc = scif_recv(c, buf.data(), static_cast<int>(buf.size()), SCIF_RECV_BLOCK)) > 0) {
+    }
+    EXPECT_EQ(rc, -1);
+    EXPECT_EQ(errno, ECONNRESET);
+    EXPECT_EQ(scif_send(c, buf.data(), 10, SCIF_SEND_BLOCK), -1);
+    EXPECT_EQ(errno, ECONNRESET);
+    scif_close(c);
+    EXPECT_EQ(list_dir("/dev/shm"), shm_before);
+    EXPECT_EQ(list_dir(tmp), tmp_before);
+}
+
+TEST(ScifApi, WholeJobKilledLeavesNothingBehind)
+{
+    const char *tmp = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+    const auto shm_before = list_dir("/dev/shm");
+    const auto tmp_before = list_dir(tmp);
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    // Both ends of a connection in two children, both SIGKILLed mid-stream.
+    pid_t server = fork();
+    if (server == 0) {
+        scif_epd_t lis = scif_open();
+        int port = scif_bind(lis, 0);
+        scif_listen(lis, 1);
+        if (write(ready[1], &port, sizeof port) != sizeof port)
+            _exit(1);
+        scif_port_id peer;
+        scif_epd_t c;
+        scif_accept(lis, &peer, &c, SCIF_ACCEPT_SYNC);
+        char buf[4096];
+        for (;;)
+            if (scif_recv(c, buf, sizeof buf, SCIF_RECV_BLOCK) < 0)
+                _exit(2);
+    }
+    int port = 0;
+    ASSERT_EQ(read(ready[0], &port, sizeof port), static_cast<ssize_t>(sizeof port));
+    pid_t client = spawn_client(port, [&](scif_epd_t e) {
+        char chunk[4096] = {};
+        int n = 1;
+        if (write(ready[1], &n, sizeof n) != sizeof n)
+            return 1;
+        for (;;)
+            if (scif_send(e, chunk, sizeof chunk, SCIF_SEND_BLOCK) < 0)
+                return 5;
+    });
+    int n = 0;
+    ASSERT_EQ(read(ready[0], &n, sizeof n), static_cast<ssize_t>(sizeof n));
+    kill(client, SIGKILL);
+    kill(server, SIGKILL);
+    EXPECT_EQ(reap(client), 128 + SIGKILL);
+    EXPECT_EQ(reap(server), 128 + SIGKILL);
+    close(ready[0]);
+    close(ready[1]);
+    EXPECT_EQ(list_dir("/dev/shm"), shm_before);
+    EXPECT_EQ(list_dir(tmp), tmp_before);
+}
+
+} // namespace
