@@ -143,7 +143,10 @@ int ScifModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len
             peer->rank, card.uid);
         return 0;
     }
-    if (card.pid == static_cast<uint32_t>(getpid()) && card.port == port_) {
+    // Our own card under another rank is a description, not a peer (weft_info
+    // --explain asks about a same-node peer with this process's card).
+    const bool other_rank = c_.process && peer->rank != c_.process->rank;
+    if (card.pid == static_cast<uint32_t>(getpid()) && card.port == port_ && !other_rank) {
         say(why, why_len, "btl/scif: rank %u is this process; btl/self serves it", peer->rank);
         return 0;
     }
