@@ -30,6 +30,7 @@ Engine::~Engine()
         g_engine_for_callbacks = nullptr;
     rt_.set_handler(wire::kAmEngine, nullptr, nullptr);
     rt_.set_peer_failed_handler(nullptr, nullptr);
+    rt_.progress().remove(poll, this);
     // Registrations of unfinished rendezvous sends go back to their modules.
     ops_.for_each([](Op *op) {
         if (op->reg_module && op->reg_module->ops->mem_deregister)

@@ -204,6 +204,15 @@ void *Endpoints::on_accepted(weft_btl_endpoint_t *ep)
             p.endpoints[k] = ep;
             if (p.state == PeerState::Resolved)
                 p.state = PeerState::Connecting;
+            // An accepted endpoint is usually connected already, and its
+            // module owes no state upcall for it: the peer may be complete.
+            if (p.state == PeerState::Connecting) {
+                bool all = true;
+                for (auto *e : p.endpoints)
+                    all = all && e && e->state == WEFT_BTL_EP_CONNECTED;
+                if (all)
+                    p.state = PeerState::Connected;
+            }
             return &p;
         }
     // Not a module we chose for this peer: accept anyway so the peer's

@@ -283,6 +283,34 @@ Status PmixClient::fence(bool collect_data)
     return Status::success();
 }
 
+Status PmixClient::fence_start()
+{
+    nb_fence_done_.store(false, std::memory_order_relaxed);
+    if (singleton_) {
+        nb_fence_done_.store(true, std::memory_order_release);
+        return Status::success();
+    }
+    auto done = [](pmix_status_t status, void *cbdata) {
+        auto *self = static_cast<PmixClient *>(cbdata);
+        self->nb_fence_status_.store(status, std::memory_order_relaxed);
+        self->nb_fence_done_.store(true, std::memory_order_release);
+    };
+    pmix_status_t rc = PMIx_Fence_nb(nullptr, 0, nullptr, 0, done, this);
+    if (rc != PMIX_SUCCESS) {
+        nb_fence_done_.store(true, std::memory_order_release);
+        return Status(WEFT_ERROR, "runtime: " + pmix_error("PMIx_Fence_nb", rc));
+    }
+    return Status::success();
+}
+
+Status PmixClient::fence_result() const
+{
+    const int rc = nb_fence_status_.load(std::memory_order_relaxed);
+    if (rc == PMIX_SUCCESS)
+        return Status::success();
+    return Status(WEFT_ERR_UNREACHABLE, "runtime: PMIx_Fence_nb: " + std::string(PMIx_Error_string(rc)));
+}
+
 Result<std::vector<std::byte>> PmixClient::get(uint32_t rank, const std::string &key)
 {
     if (singleton_) {

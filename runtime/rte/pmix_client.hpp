@@ -49,6 +49,11 @@ public:
     // values readable; get() reads one peer's value.
     Status put(const std::string &key, std::span<const std::byte> value);
     Status fence(bool collect_data);
+    // A fence that does not block: started here, done when fence_done()
+    // (the caller keeps progressing its transports meanwhile).
+    Status fence_start();
+    bool fence_done() const { return nb_fence_done_.load(std::memory_order_acquire); }
+    Status fence_result() const;
     // NOT_FOUND when the peer published nothing under key.
     Result<std::vector<std::byte>> get(uint32_t rank, const std::string &key);
 
@@ -81,6 +86,8 @@ private:
     std::mutex terminated_mu_;
     std::vector<uint32_t> terminated_;
     std::atomic<bool> terminated_flag_{false};
+    std::atomic<bool> nb_fence_done_{false};
+    std::atomic<int> nb_fence_status_{0};
 };
 
 } // namespace weft::rt

@@ -47,6 +47,17 @@ void ProgressEngine::add(PollFn fn, void *ctx, int fd)
         all_have_fds_ = false;   // cannot block on it: stay awake instead
 }
 
+void ProgressEngine::remove(PollFn fn, void *ctx)
+{
+    for (auto it = sources_.begin(); it != sources_.end(); ++it)
+        if (it->fn == fn && it->ctx == ctx) {
+            if (it->fd >= 0 && epoll_fd_ >= 0)
+                ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->fd, nullptr);
+            sources_.erase(it);
+            return;
+        }
+}
+
 void ProgressEngine::set_mode(ProgressMode mode, std::string reason)
 {
     mode_ = mode;

@@ -33,6 +33,8 @@ public:
 
     // fd: a descriptor that becomes readable when fn has work, or -1.
     void add(PollFn fn, void *ctx, int fd);
+    // Removes a source (its owner goes away before the engine does).
+    void remove(PollFn fn, void *ctx);
     // The mode and the one-line reason for it (shown at info verbosity).
     void set_mode(ProgressMode mode, std::string reason);
     ProgressMode mode() const { return mode_; }

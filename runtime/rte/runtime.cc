@@ -225,8 +225,14 @@ Status Runtime::finalize()
     if (rt.engine_) {
         const double secs = rt.fw_->params().find("engine_base_finalize_timeout")->as_double();
         drained = rt.engine_->drain(std::chrono::milliseconds(static_cast<int64_t>(secs * 1000)));
-        rt.engine_.reset();
     }
+    // Nobody disconnects before everybody is done: a peer may still be
+    // reading what this process sent, and a transport may still hold some
+    // of it. The fence runs while this process keeps its transports (and
+    // the engine, for late control messages) going.
+    if (rt.endpoints_ && rt.pmix_.size() > 1 && rt.pmix_.fence_start().ok())
+        rt.progress_.wait_until([&] { return rt.pmix_.fence_done(); }, std::chrono::hours(24 * 365));
+    rt.engine_.reset();
     if (rt.endpoints_) {
         rt.endpoints_->close_all();
         rt.progress_.progress();   // deliver the CLOSED upcalls the modules queued

@@ -6,3 +6,10 @@ tests_bench_weft_startup_SOURCES = tests/bench/weft_startup.c
 tests_bench_weft_startup_LDADD = libweft.la
 EXTRA_DIST += tests/bench/startup.sh tests/bench/mpi_startup.c
 tests_bench_weft_startup_LDFLAGS = $(AM_LDFLAGS) -no-install
+# weft_bench: latency / bandwidth / message rate / multi-pair of the engine,
+# and the raw transport for comparison; ../shared/bench/compare runs it.
+noinst_PROGRAMS += tests/bench/weft_bench
+tests_bench_weft_bench_SOURCES = tests/bench/weft_bench.cc
+tests_bench_weft_bench_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS)
+tests_bench_weft_bench_LDADD = libweft.la
+tests_bench_weft_bench_LDFLAGS = $(AM_LDFLAGS) -no-install

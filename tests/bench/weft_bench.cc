@@ -1,0 +1,282 @@
+// weft_bench: point-to-point benchmarks of the messaging engine, measured
+// the way shared/bench's mpi_pp.c (OSU osu_latency / osu_bw) measures MPI,
+// so ../shared/bench/compare can put them side by side.
+//
+//   weft_bench [lat|bw|both|rate|multi|raw] [SIZE,...]
+//
+//   lat    ping-pong between ranks 0 and 1 (blocking send/recv); one-way
+//          latency = total / (2 x iterations), after warm-up
+//   bw     rank 0 sends a window of 64 non-blocking sends, rank 1 has 64
+//          receives posted; then a 4-byte ack from rank 1; MB/s (10^6)
+//   both   lat then bw (the default)
+//   rate   message rate of 8-byte messages (window 64), messages/s
+//   multi  every even rank streams to the next odd one (window 64);
+//          aggregate MB/s of all pairs
+//   raw    the transport alone: a ping-pong of btl active messages on the
+//          module the runtime chose for the peer, without the engine; the
+//          difference to `lat` is what the engine adds per message
+//
+// Sizes default to 0 B .. 4 MiB (powers of two), or WEFT_BENCH_SIZES.
+// Only rank 0 prints: `lat <bytes> <us>`, `bw <bytes> <MB/s>`,
+// `rate <bytes> <msgs/s>`, `multi <bytes> <MB/s>`, `raw <bytes> <us>`.
+#include <weft.h>
+
+#include <sched.h>
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rte/endpoints.hpp"
+#include "rte/runtime.hpp"
+
+namespace {
+
+double now_us()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+void die(const char *what, int rc)
+{
+    std::fprintf(stderr, "weft_bench: %s: %s: %s\n", what, weft_status_string(rc), weft_error_message());
+    std::exit(1);
+}
+
+void check(int rc, const char *what)
+{
+    if (rc != WEFT_SUCCESS)
+        die(what, rc);
+}
+
+struct Iters {
+    int iters, warmup;
+};
+Iters lat_iters(size_t n)
+{
+    if (n <= 8192)
+        return {10000, 1000};
+    if (n <= (1u << 20))
+        return {1000, 100};
+    return {200, 20};
+}
+Iters bw_iters(size_t n)
+{
+    if (n <= 8192)
+        return {1000, 100};
+    if (n <= 65536)
+        return {200, 20};
+    if (n <= (1u << 20))
+        return {30, 3};
+    return {10, 2};
+}
+
+constexpr int kWindow = 64;
+constexpr int kTagData = 1, kTagAck = 2;
+
+struct Buffer {
+    explicit Buffer(size_t n)
+    {
+        void *p = nullptr;
+        if (posix_memalign(&p, 4096, n ? n : 1) != 0)
+            die("posix_memalign", WEFT_ERR_NO_MEMORY);
+        ptr.reset(static_cast<unsigned char *>(p));
+        std::memset(ptr.get(), 1, n ? n : 1);   // touched before timing
+    }
+    struct Free { void operator()(unsigned char *p) const { std::free(p); } };
+    std::unique_ptr<unsigned char, Free> ptr;
+    unsigned char *get() { return ptr.get(); }
+};
+
+double latency(size_t n, int me)
+{
+    Buffer sbuf(n), rbuf(n);
+    auto [iters, warmup] = lat_iters(n);
+    double t0 = 0;
+    for (int i = 0; i < iters + warmup; ++i) {
+        if (i == warmup)
+            t0 = now_us();
+        if (me == 0) {
+            check(weft_send(sbuf.get(), n, 1, kTagData), "send");
+            check(weft_recv(rbuf.get(), n, 1, kTagData, nullptr), "recv");
+        } else {
+            check(weft_recv(rbuf.get(), n, 0, kTagData, nullptr), "recv");
+            check(weft_send(sbuf.get(), n, 0, kTagData), "send");
+        }
+    }
+    return (now_us() - t0) / (2.0 * iters);
+}
+
+// Streams windows from `from` to `to`; returns MB/s on `from`.
+double stream(size_t n, int me, int from, int to, Iters it)
+{
+    Buffer buf(n * kWindow);
+    int ack = 0;
+    weft_request_t reqs[kWindow];
+    double t0 = 0;
+    for (int i = 0; i < it.iters + it.warmup; ++i) {
+        if (i == it.warmup)
+            t0 = now_us();
+        if (me == from) {
+            for (int w = 0; w < kWindow; ++w)
+                check(weft_isend(buf.get() + w * n, n, to, kTagData, &reqs[w]), "isend");
+            check(weft_waitall(kWindow, reqs, nullptr), "waitall");
+            check(weft_recv(&ack, sizeof ack, to, kTagAck, nullptr), "recv ack");
+        } else if (me == to) {
+            for (int w = 0; w < kWindow; ++w)
+                check(weft_irecv(buf.get() + w * n, n, from, kTagData, &reqs[w]), "irecv");
+            check(weft_waitall(kWindow, reqs, nullptr), "waitall");
+            check(weft_send(&ack, sizeof ack, from, kTagAck), "send ack");
+        }
+    }
+    const double secs = (now_us() - t0) / 1e6;
+    return static_cast<double>(n) * kWindow * it.iters / 1e6 / secs;
+}
+
+// --- raw: btl active messages on the chosen module, no engine ---------------
+
+constexpr uint8_t kAmRaw = 200;
+volatile size_t g_raw_arrived = 0;
+void raw_handler(void *, weft_btl_endpoint_t *, const void *, size_t) { g_raw_arrived = g_raw_arrived + 1; }
+
+double raw_latency(size_t n, int me)
+{
+    auto *rt = weft::rt::Runtime::current();
+    const uint32_t peer = me == 0 ? 1 : 0;
+    if (auto st = rt->connect(peer, std::chrono::seconds(30)); !st.ok()) {
+        std::fprintf(stderr, "weft_bench: raw: %s\n", st.message().c_str());
+        std::exit(1);
+    }
+    weft_btl_endpoint_t *ep = rt->endpoints().peer(peer)->endpoints.front();
+    weft_btl_module_t *m = ep->module;
+    if (n > m->caps.max_send)
+        return -1;
+    static bool registered = false;
+    if (!registered) {
+        rt->set_handler(kAmRaw, raw_handler, nullptr);
+        registered = true;
+    }
+    Buffer buf(n);
+    const bool inline_ok = m->ops->sendi && (m->caps.flags & WEFT_BTL_FLAG_INLINE) && n <= m->caps.inline_max;
+    auto send = [&] {
+        int rc;
+        do {
+            if (inline_ok) {
+                rc = m->ops->sendi(ep, kAmRaw, nullptr, 0, buf.get(), n);
+            } else {
+                iovec iov{buf.get(), n};
+                rc = m->ops->send(ep, kAmRaw, &iov, 1);
+            }
+            if (rc == WEFT_ERR_AGAIN)
+                rt->progress().progress();
+        } while (rc == WEFT_ERR_AGAIN);
+        check(rc, "raw send");
+    };
+    auto wait = [&](size_t count) {
+        while (g_raw_arrived < count)
+            rt->progress().progress();
+    };
+    auto [iters, warmup] = lat_iters(n);
+    const size_t base = g_raw_arrived;
+    double t0 = 0;
+    for (int i = 0; i < iters + warmup; ++i) {
+        if (i == warmup)
+            t0 = now_us();
+        if (me == 0) {
+            send();
+            wait(base + i + 1);
+        } else {
+            wait(base + i + 1);
+            send();
+        }
+    }
+    return (now_us() - t0) / (2.0 * iters);
+}
+
+std::vector<size_t> sizes_from(const char *text)
+{
+    std::vector<size_t> out;
+    if (text && *text) {
+        std::string s(text);
+        size_t pos = 0;
+        while (pos <= s.size()) {
+            size_t comma = s.find(',', pos);
+            std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+            if (!item.empty())
+                out.push_back(std::strtoull(item.c_str(), nullptr, 10));
+            if (comma == std::string::npos)
+                break;
+            pos = comma + 1;
+        }
+        return out;
+    }
+    out.push_back(0);
+    for (size_t n = 1; n <= (4u << 20); n <<= 1)
+        out.push_back(n);
+    return out;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    std::string mode = argc > 1 ? argv[1] : "both";
+    check(weft_init(&argc, &argv), "weft_init");
+    const int me = weft_rank(), np = weft_size();
+    if (np < 2) {
+        std::fprintf(stderr, "weft_bench: needs at least 2 ranks (weftrun -np 2 ...)\n");
+        weft_finalize();
+        return 1;
+    }
+    const auto sizes = sizes_from(argc > 2 ? argv[2] : std::getenv("WEFT_BENCH_SIZES"));
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    const bool pair = me < 2;
+    check(weft_barrier(), "barrier");
+    for (size_t n : sizes) {
+        if ((mode == "lat" || mode == "both") && pair) {
+            double us = latency(n, me);
+            if (me == 0)
+                std::printf("lat %zu %.3f\n", n, us);
+        }
+        if (mode == "raw" && pair) {
+            double us = raw_latency(n, me);
+            if (me == 0 && us >= 0)
+                std::printf("raw %zu %.3f\n", n, us);
+        }
+        if ((mode == "bw" || mode == "both") && pair) {
+            double mbs = stream(n, me, 0, 1, bw_iters(n));
+            if (me == 0)
+                std::printf("bw %zu %.2f\n", n, mbs);
+        }
+        if (mode == "rate" && pair) {
+            double mbs = stream(n, me, 0, 1, {2000, 200});
+            if (me == 0)
+                std::printf("rate %zu %.0f\n", n, n ? mbs * 1e6 / n : 0.0);
+        }
+        if (mode == "multi") {
+            const int pairs = np / 2;
+            double mbs = me < 2 * pairs ? stream(n, me, me & ~1, me | 1, bw_iters(n)) : 0;
+            // Rank 0 adds up what every sender measured.
+            if (me % 2 == 0 && me > 0 && me < 2 * pairs)
+                check(weft_send(&mbs, sizeof mbs, 0, 3), "send result");
+            if (me == 0) {
+                double total = mbs;
+                for (int p = 1; p < pairs; ++p) {
+                    double v = 0;
+                    check(weft_recv(&v, sizeof v, 2 * p, 3, nullptr), "recv result");
+                    total += v;
+                }
+                std::printf("multi %zu %.2f\n", n, total);
+            }
+        }
+        check(weft_barrier(), "barrier");
+    }
+    check(weft_finalize(), "weft_finalize");
+    return 0;
+}
