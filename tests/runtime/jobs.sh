@@ -186,6 +186,33 @@ for how in weftrun mpirun; do
     clean_tmp "$t"
 done
 
+# --- the engine under load: 10^5 messages of random sizes, checked -----------
+stress=$builddir/tests/runtime/weft_stress
+if [ -x "$weftrun" ] && [ -x "$stress" ]; then
+    for btl in self,scif self,tcp; do
+        comp=${btl#self,}
+        if ! "$builddir/weft_info" --parsable | grep -q "^mca:btl:$comp:status:loaded"; then
+            skip "stress over $btl" "btl/$comp is not built"
+            continue
+        fi
+        for recv in specific any; do
+            t="stress-$btl-$recv"
+            env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np 2 --mca btl "$btl" "$stress" 100000 \
+                "$recv" >"$out" 2>"$err"
+            rc=$?
+            expect_rc "$t" 0
+            count_is "$t" "$out" "stress: rank [01] ok 50000 messages received, 50000 sent" 2
+        done
+    done
+    t="stress-np4"
+    env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np 4 --oversubscribe "$stress" 100000 any \
+        >"$out" 2>"$err"
+    rc=$?
+    expect_rc "$t" 0
+    count_is "$t" "$out" "stress: rank [0-3] ok" 4
+    clean_tmp "$t"
+fi
+
 shm_after=$(ls /dev/shm 2>/dev/null | sort)
 if [ "$shm_before" = "$shm_after" ]; then pass "nothing new in /dev/shm"; else
     fail "new in /dev/shm: $(echo "$shm_after" | grep -vxF "$shm_before" | tr '\n' ' ')"; fi

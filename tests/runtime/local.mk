@@ -8,3 +8,7 @@ tests_runtime_weft_probe_LDADD = libweft.la
 tests_runtime_weft_probe_LDFLAGS = $(AM_LDFLAGS) -no-install
 TESTS += tests/runtime/jobs.sh tests/runtime/netns.sh
 EXTRA_DIST += tests/runtime/jobs.sh tests/runtime/netns.sh
+check_PROGRAMS += tests/runtime/weft_stress
+tests_runtime_weft_stress_SOURCES = tests/runtime/weft_stress.c
+tests_runtime_weft_stress_LDADD = libweft.la
+tests_runtime_weft_stress_LDFLAGS = $(AM_LDFLAGS) -no-install
