@@ -38,20 +38,26 @@ unit_test_sources += tests/unit/btl_tcp_wire_test.cc tests/unit/btl_tcp_peer_tes
 	components/btl/tcp/btl_tcp_wire.cc components/btl/tcp/btl_tcp_iface.cc
 unit_test_cppflags += -I$(top_srcdir)/components/btl/tcp
 
-# libFuzzer target of the btl/tcp frame parser: `make fuzz` builds it with
-# clang (-fsanitize=fuzzer); `make fuzz-run` runs it briefly. Kept out of
-# `make check` so gcc builds and distcheck never need clang.
+# libFuzzer targets of the wire parsers (btl/tcp frames, the engine's
+# frames): `make fuzz` builds them with clang (-fsanitize=fuzzer);
+# `make fuzz-run` runs each briefly. Kept out of `make check` so gcc builds
+# and distcheck never need clang.
 FUZZ_CXX ?= clang++
-EXTRA_DIST += tests/fuzz/tcp_frame_fuzz.cc
-fuzz: tests/fuzz/tcp_frame_fuzz
+FUZZ_FLAGS = -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined
+EXTRA_DIST += tests/fuzz/tcp_frame_fuzz.cc tests/fuzz/engine_wire_fuzz.cc
+fuzz: tests/fuzz/tcp_frame_fuzz tests/fuzz/engine_wire_fuzz
 tests/fuzz/tcp_frame_fuzz: $(srcdir)/tests/fuzz/tcp_frame_fuzz.cc $(srcdir)/components/btl/tcp/btl_tcp_wire.cc
 	@$(MKDIR_P) tests/fuzz
-	$(FUZZ_CXX) -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -I$(srcdir)/components/btl/tcp $(srcdir)/tests/fuzz/tcp_frame_fuzz.cc \
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/tcp $(srcdir)/tests/fuzz/tcp_frame_fuzz.cc \
 	  $(srcdir)/components/btl/tcp/btl_tcp_wire.cc -o $@
-fuzz-run: tests/fuzz/tcp_frame_fuzz
+tests/fuzz/engine_wire_fuzz: $(srcdir)/tests/fuzz/engine_wire_fuzz.cc $(srcdir)/runtime/engine/wire.cc
+	@$(MKDIR_P) tests/fuzz
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/runtime $(srcdir)/tests/fuzz/engine_wire_fuzz.cc \
+	  $(srcdir)/runtime/engine/wire.cc -o $@
+fuzz-run: fuzz
 	tests/fuzz/tcp_frame_fuzz -max_total_time=20 -max_len=256
-CLEANFILES += tests/fuzz/tcp_frame_fuzz
+	tests/fuzz/engine_wire_fuzz -max_total_time=20 -max_len=256
+CLEANFILES += tests/fuzz/tcp_frame_fuzz tests/fuzz/engine_wire_fuzz
 .PHONY: fuzz fuzz-run
 
 # btl/scif: its SCIF library directly, and its module in two processes.

@@ -9,3 +9,4 @@ libweft_la_SOURCES += \
 	runtime/engine/target.cc \
 	runtime/engine/wire.cc runtime/engine/wire.hpp
 unit_test_sources += tests/unit/engine_test.cc
+unit_test_sources += tests/unit/engine_wire_test.cc
