@@ -118,9 +118,9 @@ struct Op {
     Op *next_queued = nullptr;             // the peer's queue
 };
 
-// A put that arrived before a match entry wanted it (lazy portals).
-struct Unexpected {
-    uint64_t handle = 0;
+// What a put (or rendezvous header) says, as it arrived; the receive path
+// works on this small description and copies it only when it must wait.
+struct PutInfo {
     uint32_t source = 0;
     wire::Type type = wire::Type::Eager;
     uint8_t flags = 0;
@@ -128,16 +128,23 @@ struct Unexpected {
     uint64_t match_bits = 0, offset = 0, hdr_data = 0, op = 0;
     size_t length = 0;                     // the put's total length
     uint64_t addr = 0;                     // Rts by RDMA
-    std::array<uint8_t, 64> rkey{};
+    const uint8_t *rkey = nullptr;         // Rts by RDMA (points into the frame or an Unexpected)
     size_t rkey_len = 0;
     weft_btl_endpoint_t *ep = nullptr;     // where it came from
-    std::array<std::byte, kInlineUnexpected> inline_data{};
-    std::vector<std::byte> heap_data;      // eager data above kInlineUnexpected
+};
+
+// A put that arrived before a match entry wanted it (lazy portals).
+struct Unexpected {
+    uint64_t handle = 0;
+    PutInfo info;
+    std::array<uint8_t, 64> rkey;          // info.rkey points here
+    std::array<std::byte, kInlineUnexpected> inline_data;   // eager data up to kInlineUnexpected
+    std::vector<std::byte> heap_data;      // eager data above it
     Unexpected *next = nullptr;
     std::span<const std::byte> data() const
     {
-        return length <= kInlineUnexpected ? std::span<const std::byte>(inline_data.data(), length)
-                                           : std::span<const std::byte>(heap_data);
+        return info.length <= kInlineUnexpected ? std::span<const std::byte>(inline_data.data(), info.length)
+                                                : std::span<const std::byte>(heap_data);
     }
 };
 
@@ -242,6 +249,9 @@ private:
     // Starts (or continues) an op; false when it must wait (queued).
     bool start_op(PeerState &ps, Op *op);
     bool start_put(PeerState &ps, Op *op);
+    // A tagged eager message straight to the module when nothing stands in
+    // the way; WEFT_ERR_AGAIN when it must take the queued path.
+    int try_eager(PeerState &ps, uint64_t bits, const void *buf, size_t len);
     bool continue_data(PeerState &ps, Op *op);
     void complete_op(Op *op, int status, size_t mlength);
     void fail_peer_ops(uint32_t rank, const std::string &why);
@@ -258,7 +268,7 @@ private:
     Me *match(unsigned portal, uint32_t src, uint64_t bits, unsigned op, size_t rlength, size_t offset);
     bool md_accepts(const Md &md, unsigned op, size_t rlength, size_t offset) const;
     // Lands a put (eager data or a rendezvous header) into md.
-    void deliver(Md *md, const Unexpected &u, std::span<const std::byte> data);
+    void deliver(Md *md, const PutInfo &u, std::span<const std::byte> data);
     void consume_credit(uint32_t src, size_t bytes);
     void drain_unexpected_into(Me *me);
     // A malformed or unexpected frame from a peer: counted, logged (bounded).

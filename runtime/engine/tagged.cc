@@ -55,6 +55,14 @@ Status Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, ui
     Request *r = requests_.alloc(&rh);
     r->status.source = dest;
     r->status.tag = tag;
+    *out = reinterpret_cast<weft_request_t>(rh);
+    // Fast path: an eager message that goes out now needs no operation.
+    if (int rc = try_eager(*ps, tag_bits(context, tag), buf, len); rc != WEFT_ERR_AGAIN) {
+        r->done = true;
+        r->status.error = rc;
+        r->status.count = rc == WEFT_SUCCESS ? len : 0;
+        return Status::success();
+    }
     uint64_t h;
     Op *op = ops_.alloc(&h);
     op->kind = Op::Kind::TaggedSend;
@@ -66,12 +74,37 @@ Status Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, ui
     op->length = len;
     if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
         enqueue(*ps, op);
-    *out = reinterpret_cast<weft_request_t>(rh);
     return Status::success();
+}
+
+int Engine::try_eager(PeerState &ps, uint64_t bits, const void *buf, size_t len)
+{
+    if (ps.queue_head || !ps.control.empty() || !connected(ps) || len > ps.eager_limit ||
+        ps.eager_outstanding + len > eager_window_)
+        return WEFT_ERR_AGAIN;
+    wire::Eager e;
+    e.type = static_cast<uint8_t>(wire::Type::Eager);
+    e.portal = WEFT_PT_TAGGED;
+    e.reserved = 0;
+    e.length = static_cast<uint32_t>(len);
+    e.match_bits = bits;
+    int rc = send_frame(ps, {reinterpret_cast<const std::byte *>(&e), sizeof e},
+                        {static_cast<const std::byte *>(buf), len});
+    if (rc == WEFT_SUCCESS)
+        ps.eager_outstanding += len;
+    return rc;
 }
 
 Status Engine::send(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
 {
+    // Fast path: connected, nothing queued, eager: straight to the module.
+    if (tag >= 0 && dest < job_size_ && peers_[dest] && !peers_[dest]->failed) {
+        int rc = try_eager(*peers_[dest], tag_bits(context, tag), buf, len);
+        if (rc == WEFT_SUCCESS)
+            return Status::success();
+        if (rc != WEFT_ERR_AGAIN)
+            return Status(rc, "weft_send to rank " + std::to_string(dest) + ": " + weft_status_string(rc));
+    }
     weft_request_t req;
     if (Status st = isend(buf, len, dest, tag, context, &req); !st.ok())
         return st;
@@ -123,7 +156,7 @@ Status Engine::irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32
     r->md = md;
     // A message that already arrived matches first (MPI order).
     if (Unexpected *u = take_unexpected(WEFT_PT_TAGGED, source, bits, ignore)) {
-        deliver(md, *u, u->data());   // releases md when it completes
+        deliver(md, u->info, u->data());   // releases md when it completes
         unexpected_.free(u);
         return Status::success();
     }

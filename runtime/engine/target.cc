@@ -102,7 +102,7 @@ Me *Engine::match(unsigned portal, uint32_t src, uint64_t bits, unsigned op, siz
 
 void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
 {
-    Unexpected u;   // described on the stack; stored only if nothing matches
+    PutInfo u;   // described on the stack; stored only if nothing matches
     u.source = ep->peer_rank;
     u.type = f.type;
     u.ep = ep;
@@ -134,7 +134,7 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
         u.length = h.length;
         u.addr = h.addr;
         u.rkey_len = f.payload.size();
-        std::memcpy(u.rkey.data(), f.payload.data(), u.rkey_len);
+        u.rkey = reinterpret_cast<const uint8_t *>(f.payload.data());
     }
     if (Me *me = match(u.portal, u.source, u.match_bits, WEFT_MD_OP_PUT, u.length, u.offset)) {
         deliver(me->md, u, data);
@@ -143,9 +143,11 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
     if (portals_[u.portal].lazy) {
         uint64_t h;
         Unexpected *q = unexpected_.alloc(&h);
-        *q = u;
-        q->handle = h;
-        q->next = nullptr;
+        q->info = u;
+        if (u.rkey_len) {
+            std::memcpy(q->rkey.data(), u.rkey, u.rkey_len);
+            q->info.rkey = q->rkey.data();
+        }
         if (u.type != wire::Type::Rts) {
             if (u.length <= kInlineUnexpected)
                 std::memcpy(q->inline_data.data(), data.data(), u.length);
@@ -176,9 +178,9 @@ Unexpected *Engine::take_unexpected(unsigned portal, uint32_t rank, uint64_t bit
     Portal &pt = portals_[portal];
     Unexpected *prev = nullptr;
     for (Unexpected *u = pt.uq_head; u; prev = u, u = u->next) {
-        if (rank != WEFT_RANK_ANY && rank != u->source)
+        if (rank != WEFT_RANK_ANY && rank != u->info.source)
             continue;
-        if (((bits ^ u->match_bits) & ~ignore) != 0)
+        if (((bits ^ u->info.match_bits) & ~ignore) != 0)
             continue;
         (prev ? prev->next : pt.uq_head) = u->next;
         if (pt.uq_tail == u)
@@ -196,9 +198,9 @@ void Engine::drain_unexpected_into(Me *me)
         Portal &pt = portals_[me->portal];
         Unexpected *prev = nullptr, *u = pt.uq_head;
         for (; u; prev = u, u = u->next)
-            if ((me->match_rank == WEFT_RANK_ANY || me->match_rank == u->source) &&
-                ((me->match_bits ^ u->match_bits) & ~me->ignore_bits) == 0 &&
-                md_accepts(*md, WEFT_MD_OP_PUT, u->length, u->offset))
+            if ((me->match_rank == WEFT_RANK_ANY || me->match_rank == u->info.source) &&
+                ((me->match_bits ^ u->info.match_bits) & ~me->ignore_bits) == 0 &&
+                md_accepts(*md, WEFT_MD_OP_PUT, u->info.length, u->info.offset))
                 break;
         if (!u)
             return;
@@ -206,7 +208,7 @@ void Engine::drain_unexpected_into(Me *me)
         if (pt.uq_tail == u)
             pt.uq_tail = prev;
         const bool last = md->threshold == 1;
-        deliver(md, *u, u->data());
+        deliver(md, u->info, u->data());
         unexpected_.free(u);
         if (last)
             return;   // md (and maybe me) may be gone
@@ -239,7 +241,7 @@ void Engine::handle_credit(uint32_t src, const wire::Frame &f)
     ps.eager_outstanding -= std::min<size_t>(ps.eager_outstanding, c.bytes);
 }
 
-void Engine::deliver(Md *md, const Unexpected &u, std::span<const std::byte> data)
+void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
 {
     const size_t off = (md->desc.options & WEFT_MD_MANAGE_REMOTE) ? u.offset : md->local_offset;
     const size_t space = md->desc.length > off ? md->desc.length - off : 0;
@@ -296,7 +298,7 @@ void Engine::deliver(Md *md, const Unexpected &u, std::span<const std::byte> dat
     }
     if (u.rkey_len > 0 && ep && ep->module->ops->get) {
         int rc = ep->module->ops->get(ep, static_cast<std::byte *>(md->desc.start) + off, mlength, u.addr,
-                                      u.rkey.data(), u.rkey_len, on_rdma_done,
+                                      u.rkey, u.rkey_len, on_rdma_done,
                                       reinterpret_cast<void *>(static_cast<uintptr_t>(h)));
         if (rc == WEFT_SUCCESS)
             return;

@@ -7,9 +7,6 @@
 namespace weft::rt {
 
 namespace {
-// Idle passes before a blocking engine sleeps: a reply that is already on
-// its way costs a spin, not a wake-up (~35 us on this kind of VM).
-constexpr int kSpinBeforeBlock = 64;
 // Longest single sleep, so PMIx events and deadlines are looked at even
 // when no descriptor fires.
 constexpr int kMaxBlockMs = 10;
@@ -31,9 +28,9 @@ ProgressEngine::~ProgressEngine()
         ::close(epoll_fd_);
 }
 
-void ProgressEngine::add(PollFn fn, void *ctx, int fd)
+void ProgressEngine::add(PollFn fn, void *ctx, int fd, unsigned every)
 {
-    sources_.push_back({fn, ctx, fd});
+    sources_.push_back({fn, ctx, fd, every ? every : 1});
     if (fd < 0) {
         all_have_fds_ = false;
         return;
@@ -45,6 +42,13 @@ void ProgressEngine::add(PollFn fn, void *ctx, int fd)
     ev.data.fd = fd;
     if (epoll_fd_ < 0 || ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0)
         all_have_fds_ = false;   // cannot block on it: stay awake instead
+}
+
+void ProgressEngine::set_every(PollFn fn, void *ctx, unsigned every)
+{
+    for (Source &s : sources_)
+        if (s.fn == fn && s.ctx == ctx)
+            s.every = every ? every : 1;
 }
 
 void ProgressEngine::remove(PollFn fn, void *ctx)
@@ -74,7 +78,10 @@ ProgressMode ProgressEngine::effective_mode() const
 int ProgressEngine::progress()
 {
     int events = 0;
+    const unsigned pass = pass_++;
     for (const Source &s : sources_) {
+        if (s.every != 1 && pass % s.every != 0)
+            continue;
         int n = s.fn(s.ctx);
         if (n > 0)
             events += n;
@@ -96,26 +103,6 @@ void ProgressEngine::idle(int idle_passes)
         epoll_event evs[8];
         (void)::epoll_wait(epoll_fd_, evs, 8, kMaxBlockMs);
         return;
-    }
-}
-
-bool ProgressEngine::wait_until(const std::function<bool()> &done, std::chrono::milliseconds timeout)
-{
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    int idle_passes = 0;
-    for (unsigned pass = 0;; ++pass) {
-        if (done())
-            return true;
-        // The clock is read every few passes only (it costs more than a
-        // poll), and on every pass once passes may sleep.
-        if (((pass & 63) == 0 || idle_passes >= kSpinBeforeBlock) &&
-            std::chrono::steady_clock::now() >= deadline)
-            return done();
-        if (progress() > 0) {
-            idle_passes = 0;
-            continue;
-        }
-        idle(++idle_passes);
     }
 }
 

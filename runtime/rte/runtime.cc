@@ -76,9 +76,12 @@ Status Runtime::setup()
         return st;
     endpoints_ = std::make_unique<Endpoints>(pmix_, btl_, fw_->logger());
     for (const auto &om : btl_.modules())
-        if (om.module->ops->progress)
-            progress_.add(poll_module, om.module,
-                          om.module->ops->wait_fd ? om.module->ops->wait_fd(om.module) : -1);
+        if (om.module->ops->progress) {
+            const int fd = om.module->ops->wait_fd ? om.module->ops->wait_fd(om.module) : -1;
+            // Modules that wait on descriptors poll with a system call:
+            // rarely until they carry a connected peer (note_in_use).
+            progress_.add(poll_module, om.module, fd, fd >= 0 ? kColdPollEvery : 1);
+        }
     if (!pmix_.singleton())
         progress_.add(poll_events, this, -1);
     if (Status st = choose_progress_mode(); !st.ok())
@@ -208,12 +211,22 @@ void Runtime::up_recv(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const v
 void Runtime::up_state(void *ctx, weft_btl_endpoint_t *ep, weft_btl_ep_state_t state, int status,
                        const char *reason)
 {
-    static_cast<Runtime *>(ctx)->endpoints_->on_state(ep, state, status, reason);
+    auto *rt = static_cast<Runtime *>(ctx);
+    if (state == WEFT_BTL_EP_CONNECTED)
+        rt->note_in_use(ep->module);
+    rt->endpoints_->on_state(ep, state, status, reason);
 }
 
 void *Runtime::up_accepted(void *ctx, weft_btl_endpoint_t *ep)
 {
-    return static_cast<Runtime *>(ctx)->endpoints_->on_accepted(ep);
+    auto *rt = static_cast<Runtime *>(ctx);
+    rt->note_in_use(ep->module);
+    return rt->endpoints_->on_accepted(ep);
+}
+
+void Runtime::note_in_use(weft_btl_module_t *m)
+{
+    progress_.set_every(poll_module, m, 1);
 }
 
 Status Runtime::finalize()

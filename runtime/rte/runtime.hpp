@@ -66,6 +66,10 @@ private:
     Status preconnect();
     static int poll_events(void *ctx);   // PMIx failure events -> endpoints
     static int poll_module(void *ctx);
+    // A module now carries a connected peer: poll it on every pass.
+    void note_in_use(weft_btl_module_t *m);
+    // Passes between polls of a descriptor-based module with no peer yet.
+    static constexpr unsigned kColdPollEvery = 64;
 
     // Upcalls from the modules (C ABI), ctx = this.
     static void up_recv(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *data, size_t len);
