@@ -327,17 +327,19 @@ void Engine::md_release(Md *md, bool explicit_unlink)
 
 // ---------------------------------------------------------------- put/get
 
-Status Engine::put(weft_md_t handle, weft_ack_req_t ack, uint32_t target, unsigned portal, uint64_t bits,
-                   size_t offset, uint64_t hdr_data)
+// The checks put and get share: a live, bound, not used-up MD, a portal, a
+// reachable target. On success the operation holds the MD (pending).
+Status Engine::new_op(const char *fn, weft_md_t handle, uint32_t target, unsigned portal, Op **out,
+                      PeerState **peer)
 {
     Md *md = mds_.get(handle.cookie);
     if (!md)
-        return bad("weft_put: not a memory descriptor (stale or invalid handle)");
+        return bad(std::string(fn) + ": not a memory descriptor (stale or invalid handle)");
     if (md->me)
-        return bad("weft_put: the MD is attached to a match entry; give an MD from weft_md_bind");
+        return bad(std::string(fn) + ": the MD is attached to a match entry; give an MD from weft_md_bind");
     if (md->threshold == 0)
-        return bad("weft_put: the MD is used up (threshold 0)");
-    if (Status st = check_portal("weft_put", portal); !st.ok())
+        return bad(std::string(fn) + ": the MD is used up (threshold 0)");
+    if (Status st = check_portal(fn, portal); !st.ok())
         return st;
     Status err;
     PeerState *ps = peer_for_send(target, &err);
@@ -345,19 +347,31 @@ Status Engine::put(weft_md_t handle, weft_ack_req_t ack, uint32_t target, unsign
         return err;
     uint64_t h;
     Op *op = ops_.alloc(&h);
-    op->kind = Op::Kind::Put;
     op->md = md;
     op->target = target;
     op->portal = portal;
-    op->match_bits = bits;
-    op->hdr_data = hdr_data;
-    op->offset = offset;
-    op->data = static_cast<const std::byte *>(md->desc.start);
     op->length = md->desc.length;
-    op->ack = ack == WEFT_ACK_REQ;
     ++md->pending;
     if (md->threshold > 0)
         --md->threshold;
+    *out = op;
+    *peer = ps;
+    return Status::success();
+}
+
+Status Engine::put(weft_md_t handle, weft_ack_req_t ack, uint32_t target, unsigned portal, uint64_t bits,
+                   size_t offset, uint64_t hdr_data)
+{
+    Op *op;
+    PeerState *ps;
+    if (Status st = new_op("weft_put", handle, target, portal, &op, &ps); !st.ok())
+        return st;
+    op->kind = Op::Kind::Put;
+    op->match_bits = bits;
+    op->hdr_data = hdr_data;
+    op->offset = offset;
+    op->data = static_cast<const std::byte *>(op->md->desc.start);
+    op->ack = ack == WEFT_ACK_REQ;
     if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
         enqueue(*ps, op);
     return Status::success();
@@ -365,32 +379,14 @@ Status Engine::put(weft_md_t handle, weft_ack_req_t ack, uint32_t target, unsign
 
 Status Engine::get(weft_md_t handle, uint32_t target, unsigned portal, uint64_t bits, size_t offset)
 {
-    Md *md = mds_.get(handle.cookie);
-    if (!md)
-        return bad("weft_get: not a memory descriptor (stale or invalid handle)");
-    if (md->me)
-        return bad("weft_get: the MD is attached to a match entry; give an MD from weft_md_bind");
-    if (md->threshold == 0)
-        return bad("weft_get: the MD is used up (threshold 0)");
-    if (Status st = check_portal("weft_get", portal); !st.ok())
+    Op *op;
+    PeerState *ps;
+    if (Status st = new_op("weft_get", handle, target, portal, &op, &ps); !st.ok())
         return st;
-    Status err;
-    PeerState *ps = peer_for_send(target, &err);
-    if (!ps)
-        return err;
-    uint64_t h;
-    Op *op = ops_.alloc(&h);
     op->kind = Op::Kind::Get;
-    op->md = md;
-    op->target = target;
-    op->portal = portal;
     op->match_bits = bits;
     op->offset = offset;
-    op->sink = static_cast<std::byte *>(md->desc.start);
-    op->length = md->desc.length;
-    ++md->pending;
-    if (md->threshold > 0)
-        --md->threshold;
+    op->sink = static_cast<std::byte *>(op->md->desc.start);
     if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
         enqueue(*ps, op);
     return Status::success();

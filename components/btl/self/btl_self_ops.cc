@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <new>
 
+#include <weft/component_util.hpp>
+
 #include "btl_self_component.hpp"
 #include "btl_self_module.hpp"
 
@@ -10,19 +12,7 @@ namespace weft::btl_self {
 
 namespace {
 
-// Runs body, turning any escaping exception into a status code: the C ABI
-// must never see one.
-template <class Body>
-int guarded(Body &&body) noexcept
-{
-    try {
-        return body();
-    } catch (const std::bad_alloc &) {
-        return WEFT_ERR_NO_MEMORY;
-    } catch (...) {
-        return WEFT_ERROR;
-    }
-}
+using weft::cutil::guarded;
 
 int op_reachable(weft_btl_module_t *m, const weft_btl_peer_t *peer, char *why, size_t why_len)
 {

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <new>
 
+#include <weft/component_util.hpp>
+
 #include "btl_tcp_component.hpp"
 #include "btl_tcp_module.hpp"
 
@@ -11,17 +13,7 @@ namespace weft::btl_tcp {
 
 namespace {
 
-template <class Body>
-int guarded(Body &&body) noexcept
-{
-    try {
-        return body();
-    } catch (const std::bad_alloc &) {
-        return WEFT_ERR_NO_MEMORY;
-    } catch (...) {
-        return WEFT_ERROR;
-    }
-}
+using weft::cutil::guarded;
 
 int op_reachable(weft_btl_module_t *m, const weft_btl_peer_t *peer, char *why, size_t why_len)
 {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <new>
 
 #include <weft/host.h>
 
@@ -46,6 +47,20 @@ int register_params(const weft_host_t *host, const weft_component_t *owner,
 inline void set_reason(weft_query_result_t *r, const char *fmt, const char *arg = "")
 {
     std::snprintf(r->reason, sizeof r->reason, fmt, arg);
+}
+
+// Runs body, turning any escaping exception into a status code: a C entry
+// point of a component must never let one through the ABI.
+template <class Body>
+int guarded(Body &&body) noexcept
+{
+    try {
+        return body();
+    } catch (const std::bad_alloc &) {
+        return WEFT_ERR_NO_MEMORY;
+    } catch (...) {
+        return WEFT_ERROR;
+    }
 }
 
 } // namespace weft::cutil
