@@ -89,7 +89,7 @@ std::string local_hostname()
 
 // The registration's cbdata is not passed to the handler in PMIx 4, so the
 // handler reaches the (single) client through this.
-PmixClient *g_event_client = nullptr;
+std::atomic<PmixClient *> g_event_client{nullptr};
 
 // Peer termination events. PMIx calls this on its own thread; we only
 // record the rank and let the runtime act from its progress loop.
@@ -101,9 +101,9 @@ void on_pmix_event(size_t, pmix_status_t, const pmix_proc_t *source, pmix_info_t
     for (size_t i = 0; i < ninfo; ++i)
         if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC)
             affected = info[i].value.data.proc;
-    if (g_event_client && affected && affected->rank != PMIX_RANK_WILDCARD &&
-        affected->rank != PMIX_RANK_UNDEF)
-        g_event_client->note_terminated(affected->rank);
+    PmixClient *client = g_event_client.load(std::memory_order_acquire);
+    if (client && affected && affected->rank != PMIX_RANK_WILDCARD && affected->rank != PMIX_RANK_UNDEF)
+        client->note_terminated(affected->rank);
     if (cbfunc)
         cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
 }
@@ -162,7 +162,7 @@ Status PmixClient::init()
 
 Status PmixClient::register_events()
 {
-    g_event_client = this;
+    g_event_client.store(this, std::memory_order_release);
     pmix_status_t codes[] = {PMIX_PROC_TERMINATED, PMIX_ERR_PROC_ABORTED, PMIX_ERR_LOST_CONNECTION};
     pmix_status_t rc = PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], nullptr, 0,
                                                    on_pmix_event, nullptr, nullptr);
@@ -205,7 +205,7 @@ Status PmixClient::finalize()
     // finalize message right behind it waited for the delayed ACK (Nagle on
     // PMIx's socket): +40 ms per rank, measured.
     event_registered_ = false;
-    g_event_client = nullptr;
+    g_event_client.store(nullptr, std::memory_order_release);
     if (pmix_status_t rc = PMIx_Finalize(nullptr, 0); rc != PMIX_SUCCESS)
         return Status(WEFT_ERROR, "runtime: " + pmix_error("PMIx_Finalize", rc));
     return Status::success();
