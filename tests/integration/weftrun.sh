@@ -54,7 +54,8 @@ start() {
 # (at most 30 s).
 wait_for() {
     i=0
-    while [ "$(grep -c -- "$2" "$1" 2>/dev/null)" -lt "$3" ]; do
+    # A file not created yet counts as no match (grep prints nothing then).
+    while n=$(grep -c -- "$2" "$1" 2>/dev/null); [ "${n:-0}" -lt "$3" ]; do
         i=$((i + 1))
         [ $i -gt 600 ] && return 1
         sleep 0.05

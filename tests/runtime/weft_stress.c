@@ -170,5 +170,13 @@ int main(int argc, char **argv)
     rc = weft_finalize();
     if (rc)
         die("weft_finalize", rc);
+    for (int w = 0; w < WINDOW; ++w) {
+        free(sbuf[w]);
+        free(rbuf[w]);
+    }
+    free(expect);
+    free(got);
+    free(next_from);
+    free(sseq);
     return 0;
 }
