@@ -9,7 +9,11 @@
 // - put/get copy once with process_vm_writev/readv into the peer's memory,
 //   checked against the rkey; completions are reported from progress().
 // The connector's first message is a hello (rank, job id): the acceptor
-// learns ep->peer_rank from it before the accepted upcall.
+// learns ep->peer_rank from it before the accepted upcall, and answers with a
+// hello reply (accept, duplicate, refuse) before the connector sends anything
+// else. One endpoint per peer: when both sides connect at once, the lower
+// rank's connection wins (as in btl/tcp); the loser waits for the winner's
+// connection and adopts it into the endpoint the runtime already holds.
 #pragma once
 
 #include <cstddef>
@@ -38,9 +42,19 @@ enum MsgType : uint8_t {
     kFragFirst = 3,   // first fragment; tag = am id; payload: u64 total, data
     kFrag = 4,        // next fragment: data
     kHello = 5,       // connector -> acceptor: u32 rank, job id bytes
+    kHelloReply = 6,  // acceptor -> connector: tag = HelloAnswer; u32 rank
 };
 
-enum class EpPhase { connecting, awaiting_hello, connected, closing, dead };
+enum HelloAnswer : uint8_t { kAccept = 0, kDuplicate = 1, kRefuse = 2 };
+
+enum class EpPhase {
+    connecting,      // ours: the scif connect is not acked yet
+    awaiting_reply,  // ours: hello sent, the acceptor's answer not yet seen
+    waiting_peer,    // ours lost the tie-break: the peer's connection comes
+    awaiting_hello,  // accepted: the connector's hello not yet seen
+    connected,
+    dead,
+};
 
 struct ScifEndpoint {
     weft_btl_endpoint_t c{};
@@ -48,6 +62,7 @@ struct ScifEndpoint {
     EpPhase phase = EpPhase::connecting;
     bool reported = false;               // the final CLOSED/FAILED upcall ran
     bool close_requested = false;        // disconnect() of a FAILED endpoint
+    bool closing = false;                // disconnect(): CLOSED once pending is sent
     // Large sends waiting for ring room, in order; front may be partly sent.
     struct Pending {
         uint8_t am_id;
@@ -105,6 +120,10 @@ private:
     void flush_pending(ScifEndpoint &ep);
     int deliver(ScifEndpoint &ep, int budget);
     bool handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len);
+    void handle_reply(ScifEndpoint &ep, uint8_t answer);
+    void connected(ScifEndpoint &ep, int *events, bool announce);
+    ScifEndpoint *find_peer(uint32_t rank, const ScifEndpoint *except);
+    uint32_t my_rank() const;
     void finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status, const char *reason);
     void reap();
     void log_error(const char *fmt, const std::string &arg) const;
