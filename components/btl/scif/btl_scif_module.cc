@@ -210,6 +210,10 @@ void ScifModule::finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status,
     ep.epd = -1;
     ep.phase = EpPhase::dead;
     ep.c.state = state;
+    ep.pending.clear();
+    ep.inflight.clear();
+    ep.acks_owed.clear();
+    ep.pending_bytes = 0;
     if (!ep.reported) {
         ep.reported = true;
         if (c_.upcalls.state)
@@ -302,6 +306,18 @@ void ScifModule::flush_pending(ScifEndpoint &ep)
             const std::span<const std::byte> one[1] = {p.data};
             if (sc::try_send_message(*s, kAm, p.am_id, one) != 0)
                 break;
+        } else if (!p.started && s->single_copy) {
+            // Rendezvous: the peer reads our copy in one process_vm_readv.
+            const RdvDesc d{reinterpret_cast<uintptr_t>(p.data.data()), p.data.size(),
+                            ep.next_cookie};
+            const std::span<const std::byte> desc[1] = {bytes(&d, sizeof d)};
+            if (sc::try_send_message(*s, kRdv, p.am_id, desc) != 0)
+                break;
+            ++ep.next_cookie;
+            ep.inflight.emplace_back(d.cookie, std::move(p.data));   // the buffer stays put
+            ep.pending.pop_front();
+            sent_any = true;
+            continue;
         } else if (!p.started) {
             const uint64_t total = p.data.size();
             const std::span<const std::byte> first[2] = {bytes(&total, sizeof total),
@@ -328,6 +344,54 @@ void ScifModule::flush_pending(ScifEndpoint &ep)
     }
     if (sent_any && s->tx.consumer_sleeps())
         sc::notify(*s);
+}
+
+void ScifModule::flush_acks(ScifEndpoint &ep)
+{
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    if (!s || ep.acks_owed.empty())
+        return;
+    size_t n = 0;
+    for (; n < ep.acks_owed.size(); ++n) {
+        const std::span<const std::byte> body[1] = {bytes(&ep.acks_owed[n], sizeof(uint64_t))};
+        if (sc::try_send_message(*s, kRdvDone, 0, body) != 0)
+            break;
+    }
+    ep.acks_owed.erase(ep.acks_owed.begin(), ep.acks_owed.begin() + static_cast<long>(n));
+    if (n > 0 && s->tx.consumer_sleeps())
+        sc::notify(*s);
+}
+
+void ScifModule::read_rdv(ScifEndpoint &ep, uint8_t am_id, std::span<const std::byte> payload)
+{
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    RdvDesc d;
+    if (payload.size() != sizeof d)
+        return;   // a broken peer: dropped
+    std::memcpy(&d, payload.data(), sizeof d);
+    // Answered whatever happens, so the sender never holds the copy forever.
+    ep.acks_owed.push_back(d.cookie);
+    if (d.len > config_.max_send)
+        return;
+    std::vector<std::byte> buf(d.len);
+    if (sc::copy_with_peer(*s, true, buf.data(), d.addr, d.len) != 0)
+        return;   // gone (the endpoint fails next) or a bad address (dropped)
+    if (c_.upcalls.recv)
+        c_.upcalls.recv(c_.upcalls.ctx, &ep.c, am_id, buf.data(), buf.size());
+}
+
+void ScifModule::rdv_done(ScifEndpoint &ep, std::span<const std::byte> payload)
+{
+    uint64_t cookie;
+    if (payload.size() != sizeof cookie)
+        return;
+    std::memcpy(&cookie, payload.data(), sizeof cookie);
+    for (auto it = ep.inflight.begin(); it != ep.inflight.end(); ++it)
+        if (it->first == cookie) {
+            ep.pending_bytes -= it->second.size();
+            ep.inflight.erase(it);
+            return;
+        }
 }
 
 uint32_t ScifModule::my_rank() const { return c_.process ? c_.process->rank : UINT32_MAX; }
@@ -482,6 +546,12 @@ int ScifModule::deliver(ScifEndpoint &ep, int budget)
             if (c_.upcalls.recv)
                 c_.upcalls.recv(c_.upcalls.ctx, &ep.c, c.tag, c.payload.data(), c.payload.size());
             break;
+        case kRdv:
+            read_rdv(ep, c.tag, c.payload);
+            break;
+        case kRdvDone:
+            rdv_done(ep, c.payload);
+            break;
         case kFragFirst: {
             uint64_t total = 0;
             if (c.payload.size() >= sizeof total)
@@ -582,9 +652,12 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
         return;
     if (ep.phase == EpPhase::connected && !ep.pending.empty())
         flush_pending(ep);
-    if (ep.closing && ep.phase == EpPhase::connected && ep.pending.empty()) {
-        // Everything accepted is in the ring; the peer reads it before it
-        // sees the close.
+    if (ep.phase == EpPhase::connected)
+        flush_acks(ep);
+    if (ep.closing && ep.phase == EpPhase::connected && ep.pending.empty() &&
+        ep.inflight.empty() && ep.acks_owed.empty()) {
+        // Everything accepted is in the ring, and the peer has read the
+        // rendezvous copies; it reads the ring before it sees the close.
         finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "disconnected");
         ++*events;
         return;

@@ -4,8 +4,13 @@
 // - a message up to the ring's chunk limit is one chunk (type am, tag = the
 //   am id), written straight into the cells (sendi/send never allocate for
 //   these) and delivered from the ring without a copy;
-// - a larger one is copied into a queue and pushed as fragments from
-//   progress() (frag_first carries the total length);
+// - a larger one is copied into a queue; from progress() it goes as a
+//   rendezvous when process_vm_readv reaches the peer (a chunk with the
+//   copy's address and length; the receiver reads it in one call and
+//   answers with rdv_done, which frees the copy), else as fragments
+//   (frag_first carries the total length). Fragments need one ring handoff
+//   per half ring, which on busy cores costs a scheduler slice each;
+//   the rendezvous needs one;
 // - put/get copy once with process_vm_writev/readv into the peer's memory,
 //   checked against the rkey; completions are reported from progress().
 // The connector's first message is a hello (rank, job id): the acceptor
@@ -20,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,6 +49,14 @@ enum MsgType : uint8_t {
     kFrag = 4,        // next fragment: data
     kHello = 5,       // connector -> acceptor: u32 rank, job id bytes
     kHelloReply = 6,  // acceptor -> connector: tag = HelloAnswer; u32 rank
+    kRdv = 7,         // tag = am id; payload: RdvDesc (read it from the sender)
+    kRdvDone = 8,     // payload: u64 cookie of an RdvDesc read: its copy may go
+};
+
+struct RdvDesc {
+    uint64_t addr;
+    uint64_t len;
+    uint64_t cookie;
 };
 
 enum HelloAnswer : uint8_t { kAccept = 0, kDuplicate = 1, kRefuse = 2 };
@@ -71,7 +85,11 @@ struct ScifEndpoint {
         bool started = false;
     };
     std::deque<Pending> pending;
-    size_t pending_bytes = 0;
+    size_t pending_bytes = 0;            // queued plus in flight
+    // Rendezvous copies the peer has not read yet, by cookie.
+    std::vector<std::pair<uint64_t, std::vector<std::byte>>> inflight;
+    uint64_t next_cookie = 1;
+    std::vector<uint64_t> acks_owed;     // rdv_done the ring had no room for
     // Reassembly of a fragmented message.
     std::vector<std::byte> reasm;
     size_t reasm_total = 0;
@@ -118,6 +136,9 @@ private:
     void accept_new(int *events);
     void advance(ScifEndpoint &ep, int *events);
     void flush_pending(ScifEndpoint &ep);
+    void flush_acks(ScifEndpoint &ep);
+    void read_rdv(ScifEndpoint &ep, uint8_t am_id, std::span<const std::byte> payload);
+    void rdv_done(ScifEndpoint &ep, std::span<const std::byte> payload);
     int deliver(ScifEndpoint &ep, int budget);
     bool handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len);
     void handle_reply(ScifEndpoint &ep, uint8_t answer);
