@@ -172,6 +172,11 @@ int ScifModule::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
 {
     if (!reachable(peer, nullptr, 0))
         return WEFT_ERR_UNREACHABLE;
+    // One endpoint per peer: the peer may have connected first.
+    if (ScifEndpoint *existing = find_peer(peer->rank, nullptr)) {
+        *out = &existing->c;
+        return WEFT_SUCCESS;
+    }
     Card card;
     parse_card(peer->card, peer->card_len, &card);
     auto ep = std::make_unique<ScifEndpoint>();
@@ -205,6 +210,10 @@ void ScifModule::finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status,
     ep.epd = -1;
     ep.phase = EpPhase::dead;
     ep.c.state = state;
+    ep.pending.clear();
+    ep.inflight.clear();
+    ep.acks_owed.clear();
+    ep.pending_bytes = 0;
     if (!ep.reported) {
         ep.reported = true;
         if (c_.upcalls.state)
@@ -214,12 +223,14 @@ void ScifModule::finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status,
 
 int ScifModule::send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt)
 {
-    if (ep.phase == EpPhase::closing || ep.phase == EpPhase::dead)
+    if (ep.closing || ep.phase == EpPhase::dead)
         return WEFT_ERR_UNREACHABLE;
     if (iovcnt < 0 || (iovcnt > 0 && !iov))
         return WEFT_ERR_BAD_PARAM;
     size_t total = 0;
     for (int i = 0; i < iovcnt; ++i) {
+        if (iov[i].iov_len && !iov[i].iov_base)
+            return WEFT_ERR_BAD_PARAM;
         total += iov[i].iov_len;
         if (total > config_.max_send)
             return WEFT_ERR_BAD_PARAM;
@@ -264,7 +275,7 @@ int ScifModule::send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, i
 int ScifModule::sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
                       const void *payload, size_t payload_len)
 {
-    if (ep.phase == EpPhase::closing || ep.phase == EpPhase::dead)
+    if (ep.closing || ep.phase == EpPhase::dead)
         return WEFT_ERR_UNREACHABLE;
     if (hdr_len + payload_len > c_.caps.inline_max || (hdr_len && !hdr) ||
         (payload_len && !payload))
@@ -295,6 +306,18 @@ void ScifModule::flush_pending(ScifEndpoint &ep)
             const std::span<const std::byte> one[1] = {p.data};
             if (sc::try_send_message(*s, kAm, p.am_id, one) != 0)
                 break;
+        } else if (!p.started && s->single_copy) {
+            // Rendezvous: the peer reads our copy in one process_vm_readv.
+            const RdvDesc d{reinterpret_cast<uintptr_t>(p.data.data()), p.data.size(),
+                            ep.next_cookie};
+            const std::span<const std::byte> desc[1] = {bytes(&d, sizeof d)};
+            if (sc::try_send_message(*s, kRdv, p.am_id, desc) != 0)
+                break;
+            ++ep.next_cookie;
+            ep.inflight.emplace_back(d.cookie, std::move(p.data));   // the buffer stays put
+            ep.pending.pop_front();
+            sent_any = true;
+            continue;
         } else if (!p.started) {
             const uint64_t total = p.data.size();
             const std::span<const std::byte> first[2] = {bytes(&total, sizeof total),
@@ -323,29 +346,165 @@ void ScifModule::flush_pending(ScifEndpoint &ep)
         sc::notify(*s);
 }
 
+void ScifModule::flush_acks(ScifEndpoint &ep)
+{
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    if (!s || ep.acks_owed.empty())
+        return;
+    size_t n = 0;
+    for (; n < ep.acks_owed.size(); ++n) {
+        const std::span<const std::byte> body[1] = {bytes(&ep.acks_owed[n], sizeof(uint64_t))};
+        if (sc::try_send_message(*s, kRdvDone, 0, body) != 0)
+            break;
+    }
+    ep.acks_owed.erase(ep.acks_owed.begin(), ep.acks_owed.begin() + static_cast<long>(n));
+    if (n > 0 && s->tx.consumer_sleeps())
+        sc::notify(*s);
+}
+
+void ScifModule::read_rdv(ScifEndpoint &ep, uint8_t am_id, std::span<const std::byte> payload)
+{
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    RdvDesc d;
+    if (payload.size() != sizeof d)
+        return;   // a broken peer: dropped
+    std::memcpy(&d, payload.data(), sizeof d);
+    // Answered whatever happens, so the sender never holds the copy forever.
+    ep.acks_owed.push_back(d.cookie);
+    if (d.len > config_.max_send)
+        return;
+    std::vector<std::byte> buf(d.len);
+    if (sc::copy_with_peer(*s, true, buf.data(), d.addr, d.len) != 0)
+        return;   // gone (the endpoint fails next) or a bad address (dropped)
+    if (c_.upcalls.recv)
+        c_.upcalls.recv(c_.upcalls.ctx, &ep.c, am_id, buf.data(), buf.size());
+}
+
+void ScifModule::rdv_done(ScifEndpoint &ep, std::span<const std::byte> payload)
+{
+    uint64_t cookie;
+    if (payload.size() != sizeof cookie)
+        return;
+    std::memcpy(&cookie, payload.data(), sizeof cookie);
+    for (auto it = ep.inflight.begin(); it != ep.inflight.end(); ++it)
+        if (it->first == cookie) {
+            ep.pending_bytes -= it->second.size();
+            ep.inflight.erase(it);
+            return;
+        }
+}
+
+uint32_t ScifModule::my_rank() const { return c_.process ? c_.process->rank : UINT32_MAX; }
+
+ScifEndpoint *ScifModule::find_peer(uint32_t rank, const ScifEndpoint *except)
+{
+    if (rank == UINT32_MAX)
+        return nullptr;   // no runtime: ranks say nothing
+    for (auto &e : endpoints_)
+        if (e.get() != except && e->c.peer_rank == rank && !e->closing &&
+            e->phase != EpPhase::dead && e->phase != EpPhase::awaiting_hello)
+            return e.get();
+    return nullptr;
+}
+
+namespace {
+
+// The acceptor's answer to a hello. The acceptor has sent nothing before it,
+// so the ring has room; a peer already gone just never reads it.
+void send_reply(sc::Endpoint &s, HelloAnswer answer, uint32_t rank)
+{
+    const std::span<const std::byte> body[1] = {bytes(&rank, sizeof rank)};
+    if (sc::try_send_message(s, kHelloReply, answer, body) == 0 && s.tx.consumer_sleeps())
+        sc::notify(s);
+}
+
+} // namespace
+
+void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
+{
+    ep.phase = EpPhase::connected;
+    ep.c.state = WEFT_BTL_EP_CONNECTED;
+    ++*events;
+    if (announce && c_.upcalls.state)
+        c_.upcalls.state(c_.upcalls.ctx, &ep.c, WEFT_BTL_EP_CONNECTED, WEFT_SUCCESS, "");
+    // What was sent while connecting goes first, in order.
+    if (ep.phase == EpPhase::connected && !ep.pending.empty())
+        flush_pending(ep);
+}
+
 bool ScifModule::handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len)
 {
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    const uint32_t me = my_rank();
     uint32_t rank;
     if (len < sizeof rank || len > sizeof rank + 512)
         return false;
     std::memcpy(&rank, p, sizeof rank);
     const std::string job(reinterpret_cast<const char *>(p + sizeof rank), len - sizeof rank);
     // Only processes of this job may join (both sides know their job).
-    if (c_.process && c_.process->job_id && !job.empty() && job != c_.process->job_id)
+    if (c_.process && c_.process->job_id && !job.empty() && job != c_.process->job_id) {
+        send_reply(*s, kRefuse, me);
         return false;
+    }
+    int events = 0;
+    if (ScifEndpoint *mine = find_peer(rank, &ep)) {
+        // Both sides connected at once: the lower rank's connection wins.
+        const bool ours_loses =
+            mine->phase == EpPhase::waiting_peer ||
+            ((mine->phase == EpPhase::connecting || mine->phase == EpPhase::awaiting_reply) &&
+             me > rank);
+        if (!ours_loses) {
+            send_reply(*s, kDuplicate, me);   // ours wins, or one is already up
+            return false;
+        }
+        // The peer's connection replaces ours in the endpoint the runtime holds.
+        send_reply(*s, kAccept, me);
+        if (mine->epd >= 0)
+            sc::close_endpoint(mine->epd);
+        mine->epd = ep.epd;
+        ep.epd = -1;
+        ep.reported = true;   // never announced
+        ep.phase = EpPhase::dead;
+        connected(*mine, &events, true);
+        return true;
+    }
     ep.c.peer_rank = rank;
-    ep.phase = EpPhase::connected;
+    // An accepted endpoint is connected when the runtime learns of it and
+    // gets no CONNECTED upcall (the runtime counts on that). Sends from
+    // inside the accepted upcall queue (the phase is not connected yet), so
+    // the reply is the first thing in the ring.
     ep.c.state = WEFT_BTL_EP_CONNECTED;
     void *ctx = c_.upcalls.accepted ? c_.upcalls.accepted(c_.upcalls.ctx, &ep.c) : nullptr;
     if (!ctx) {
-        ep.reported = true;   // refused: the runtime never saw it
-        sc::close_endpoint(ep.epd);
-        ep.epd = -1;
-        ep.phase = EpPhase::dead;
-        return true;
+        send_reply(*s, kRefuse, me);
+        return false;
     }
     ep.c.runtime_ctx = ctx;
+    send_reply(*s, kAccept, me);
+    connected(ep, &events, false);
     return true;
+}
+
+void ScifModule::handle_reply(ScifEndpoint &ep, uint8_t answer)
+{
+    int events = 0;
+    switch (answer) {
+    case kAccept:
+        connected(ep, &events, true);
+        break;
+    case kDuplicate:
+        // The peer's own connection wins; it arrives through accept_new and
+        // handle_hello adopts it into this endpoint.
+        sc::close_endpoint(ep.epd);
+        ep.epd = -1;
+        ep.phase = EpPhase::waiting_peer;
+        break;
+    default:
+        finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_UNREACHABLE,
+               "btl/scif: the peer refused the connection (not a process of this job, or its "
+               "runtime does not know this rank)");
+        break;
+    }
 }
 
 int ScifModule::deliver(ScifEndpoint &ep, int budget)
@@ -353,21 +512,33 @@ int ScifModule::deliver(ScifEndpoint &ep, int budget)
     sc::Endpoint *s = sc::lookup(ep.epd);
     int events = 0;
     sc::Chunk c;
-    while (events < budget && ep.phase != EpPhase::dead && s->rx.peek(&c)) {
+    while (events < budget && s && ep.phase != EpPhase::dead && s->rx.peek(&c)) {
         const auto type = static_cast<uint8_t>(c.type);
         if (ep.phase == EpPhase::awaiting_hello) {
-            bool ok = type == kHello && handle_hello(ep, c.payload.data(), c.payload.size());
-            if (ep.phase == EpPhase::dead)
-                return events + 1;   // refused by the runtime; socket closed
+            // Copied out and freed first: handle_hello may hand the
+            // connection to another endpoint or close it.
+            std::byte hello[sizeof(uint32_t) + 513];
+            const size_t len = type == kHello ? std::min(c.payload.size(), sizeof hello) : 0;
+            if (len)
+                std::memcpy(hello, c.payload.data(), len);
             s->rx.pop();
-            if (!ok) {
+            ++events;
+            if (type != kHello || !handle_hello(ep, hello, len)) {
                 ep.reported = true;   // never announced: close quietly
-                sc::close_endpoint(ep.epd);
-                ep.epd = -1;
-                ep.phase = EpPhase::dead;
+                finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
                 return events;
             }
+            if (ep.phase != EpPhase::connected)
+                return events;   // adopted by the endpoint of our own connect
+            continue;
+        }
+        if (ep.phase == EpPhase::awaiting_reply) {
+            const uint8_t answer = type == kHelloReply ? c.tag : uint8_t{kRefuse};
+            s->rx.pop();
             ++events;
+            handle_reply(ep, answer);
+            if (ep.phase != EpPhase::connected)
+                return events;
             continue;
         }
         switch (type) {
@@ -375,12 +546,19 @@ int ScifModule::deliver(ScifEndpoint &ep, int budget)
             if (c_.upcalls.recv)
                 c_.upcalls.recv(c_.upcalls.ctx, &ep.c, c.tag, c.payload.data(), c.payload.size());
             break;
+        case kRdv:
+            read_rdv(ep, c.tag, c.payload);
+            break;
+        case kRdvDone:
+            rdv_done(ep, c.payload);
+            break;
         case kFragFirst: {
             uint64_t total = 0;
             if (c.payload.size() >= sizeof total)
                 std::memcpy(&total, c.payload.data(), sizeof total);
-            if (total > config_.max_send || c.payload.size() - sizeof total > total) {
-                total = 0;   // a broken peer: drop the message
+            if (c.payload.size() < sizeof total || total > config_.max_send ||
+                c.payload.size() - sizeof total > total) {
+                ep.reasm_active = false;   // a broken peer: drop the message
                 break;
             }
             ep.reasm.assign(c.payload.begin() + sizeof total, c.payload.end());
@@ -432,6 +610,14 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
         }
         return;
     }
+    if (ep.closing && ep.pending.empty() && ep.phase != EpPhase::connected) {
+        // Disconnected before the connection was up, with nothing to send.
+        finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "disconnected");
+        ++*events;
+        return;
+    }
+    if (ep.phase == EpPhase::waiting_peer)
+        return;
     sc::Endpoint *s = sc::lookup(ep.epd);
     if (ep.phase == EpPhase::connecting) {
         int rc = sc::finish_connect(*s, false);
@@ -443,8 +629,9 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
                    "btl/scif: the peer closed before accepting the connection");
             return;
         }
-        // Hello first: the acceptor learns who we are before anything else.
-        uint32_t rank = c_.process ? c_.process->rank : UINT32_MAX;   // unknown without a runtime
+        // Hello first: the acceptor learns who we are before anything else,
+        // and answers before we send anything else.
+        uint32_t rank = my_rank();   // unknown without a runtime
         std::string job = c_.process && c_.process->job_id ? c_.process->job_id : "";
         if (job.size() > 512)
             job.resize(512);
@@ -454,21 +641,30 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
             finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_IO, "btl/scif: cannot send the hello");
             return;
         }
-        ep.phase = EpPhase::connected;
-        ep.c.state = WEFT_BTL_EP_CONNECTED;
-        if (c_.upcalls.state)
-            c_.upcalls.state(c_.upcalls.ctx, &ep.c, WEFT_BTL_EP_CONNECTED, WEFT_SUCCESS, "");
+        if (s->tx.consumer_sleeps())
+            sc::notify(*s);
+        ep.phase = EpPhase::awaiting_reply;
     }
-    if (!ep.pending.empty())
+    if (ep.phase == EpPhase::connected && !ep.pending.empty())
         flush_pending(ep);
     *events += deliver(ep, kDeliverBudget);
-    if (ep.phase == EpPhase::dead)
+    if (ep.phase == EpPhase::dead || ep.phase == EpPhase::waiting_peer)
         return;
-    if (ep.phase == EpPhase::closing && ep.pending.empty()) {
+    if (ep.phase == EpPhase::connected && !ep.pending.empty())
+        flush_pending(ep);
+    if (ep.phase == EpPhase::connected)
+        flush_acks(ep);
+    if (ep.closing && ep.phase == EpPhase::connected && ep.pending.empty() &&
+        ep.inflight.empty() && ep.acks_owed.empty()) {
+        // Everything accepted is in the ring, and the peer has read the
+        // rendezvous copies; it reads the ring before it sees the close.
         finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "disconnected");
         ++*events;
         return;
     }
+    s = sc::lookup(ep.epd);
+    if (!s)
+        return;
     if (rounds_ % kSocketCheckRounds == 0)
         sc::drain_control(*s);
     if (s->peer_closed()) {
@@ -478,8 +674,11 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
         ++*events;
         const bool orderly = s->rx.producer_closed();
         if (ep.phase == EpPhase::awaiting_hello) {
-            ep.reported = true;
+            ep.reported = true;   // never announced
             finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
+        } else if (ep.phase == EpPhase::awaiting_reply) {
+            finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_UNREACHABLE,
+                   "btl/scif: the peer closed the connection before answering its hello");
         } else if (orderly) {
             finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "btl/scif: the peer disconnected");
         } else {
@@ -551,9 +750,11 @@ int ScifModule::disconnect(ScifEndpoint &ep)
         ep.close_requested = true;
         return WEFT_SUCCESS;
     }
-    if (ep.phase == EpPhase::closing || ep.phase == EpPhase::dead)
+    if (ep.closing || ep.phase == EpPhase::dead)
         return WEFT_ERR_BAD_PARAM;
-    ep.phase = EpPhase::closing;
+    // CLOSED comes from progress() once everything accepted is in the ring
+    // (the peer reads the ring before it reports CLOSED itself).
+    ep.closing = true;
     return WEFT_SUCCESS;
 }
 
@@ -576,7 +777,7 @@ int ScifModule::rdma(ScifEndpoint &ep, bool is_put, std::byte *local, size_t len
                      uint64_t remote_addr, const void *rkey, size_t rkey_len,
                      weft_btl_rdma_cb_t cb, void *cb_ctx)
 {
-    if (ep.phase == EpPhase::closing || ep.phase == EpPhase::dead)
+    if (ep.closing || ep.phase == EpPhase::dead)
         return WEFT_ERR_UNREACHABLE;
     if (ep.phase != EpPhase::connected)
         return WEFT_ERR_AGAIN;

@@ -4,18 +4,28 @@
 // - a message up to the ring's chunk limit is one chunk (type am, tag = the
 //   am id), written straight into the cells (sendi/send never allocate for
 //   these) and delivered from the ring without a copy;
-// - a larger one is copied into a queue and pushed as fragments from
-//   progress() (frag_first carries the total length);
+// - a larger one is copied into a queue; from progress() it goes as a
+//   rendezvous when process_vm_readv reaches the peer (a chunk with the
+//   copy's address and length; the receiver reads it in one call and
+//   answers with rdv_done, which frees the copy), else as fragments
+//   (frag_first carries the total length). Fragments need one ring handoff
+//   per half ring, which on busy cores costs a scheduler slice each;
+//   the rendezvous needs one;
 // - put/get copy once with process_vm_writev/readv into the peer's memory,
 //   checked against the rkey; completions are reported from progress().
 // The connector's first message is a hello (rank, job id): the acceptor
-// learns ep->peer_rank from it before the accepted upcall.
+// learns ep->peer_rank from it before the accepted upcall, and answers with a
+// hello reply (accept, duplicate, refuse) before the connector sends anything
+// else. One endpoint per peer: when both sides connect at once, the lower
+// rank's connection wins (as in btl/tcp); the loser waits for the winner's
+// connection and adopts it into the endpoint the runtime already holds.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,9 +48,27 @@ enum MsgType : uint8_t {
     kFragFirst = 3,   // first fragment; tag = am id; payload: u64 total, data
     kFrag = 4,        // next fragment: data
     kHello = 5,       // connector -> acceptor: u32 rank, job id bytes
+    kHelloReply = 6,  // acceptor -> connector: tag = HelloAnswer; u32 rank
+    kRdv = 7,         // tag = am id; payload: RdvDesc (read it from the sender)
+    kRdvDone = 8,     // payload: u64 cookie of an RdvDesc read: its copy may go
 };
 
-enum class EpPhase { connecting, awaiting_hello, connected, closing, dead };
+struct RdvDesc {
+    uint64_t addr;
+    uint64_t len;
+    uint64_t cookie;
+};
+
+enum HelloAnswer : uint8_t { kAccept = 0, kDuplicate = 1, kRefuse = 2 };
+
+enum class EpPhase {
+    connecting,      // ours: the scif connect is not acked yet
+    awaiting_reply,  // ours: hello sent, the acceptor's answer not yet seen
+    waiting_peer,    // ours lost the tie-break: the peer's connection comes
+    awaiting_hello,  // accepted: the connector's hello not yet seen
+    connected,
+    dead,
+};
 
 struct ScifEndpoint {
     weft_btl_endpoint_t c{};
@@ -48,6 +76,7 @@ struct ScifEndpoint {
     EpPhase phase = EpPhase::connecting;
     bool reported = false;               // the final CLOSED/FAILED upcall ran
     bool close_requested = false;        // disconnect() of a FAILED endpoint
+    bool closing = false;                // disconnect(): CLOSED once pending is sent
     // Large sends waiting for ring room, in order; front may be partly sent.
     struct Pending {
         uint8_t am_id;
@@ -56,7 +85,11 @@ struct ScifEndpoint {
         bool started = false;
     };
     std::deque<Pending> pending;
-    size_t pending_bytes = 0;
+    size_t pending_bytes = 0;            // queued plus in flight
+    // Rendezvous copies the peer has not read yet, by cookie.
+    std::vector<std::pair<uint64_t, std::vector<std::byte>>> inflight;
+    uint64_t next_cookie = 1;
+    std::vector<uint64_t> acks_owed;     // rdv_done the ring had no room for
     // Reassembly of a fragmented message.
     std::vector<std::byte> reasm;
     size_t reasm_total = 0;
@@ -103,8 +136,15 @@ private:
     void accept_new(int *events);
     void advance(ScifEndpoint &ep, int *events);
     void flush_pending(ScifEndpoint &ep);
+    void flush_acks(ScifEndpoint &ep);
+    void read_rdv(ScifEndpoint &ep, uint8_t am_id, std::span<const std::byte> payload);
+    void rdv_done(ScifEndpoint &ep, std::span<const std::byte> payload);
     int deliver(ScifEndpoint &ep, int budget);
     bool handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len);
+    void handle_reply(ScifEndpoint &ep, uint8_t answer);
+    void connected(ScifEndpoint &ep, int *events, bool announce);
+    ScifEndpoint *find_peer(uint32_t rank, const ScifEndpoint *except);
+    uint32_t my_rank() const;
     void finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status, const char *reason);
     void reap();
     void log_error(const char *fmt, const std::string &arg) const;
