@@ -1,8 +1,9 @@
 // weft_info: shows what the weft framework knows: build configuration,
 // frameworks, components (loaded, or failed and why), parameters with their
 // values and sources, and the topology. It opens components (which only
-// registers their parameters) and never initializes one, so it touches no
-// device and answers quickly.
+// registers their parameters) and initializes none, so it touches no device
+// and answers quickly -- except --explain, which initializes the btl modules
+// to ask them what they can reach.
 //
 // Exit status: 0 success, 1 a parameter error or a lookup that failed
 // (unknown --param group, topology that cannot load), 2 a usage error.
