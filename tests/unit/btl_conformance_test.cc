@@ -1120,10 +1120,6 @@ TEST_P(BtlPeerConformance, FinalizeWithPendingWorkNeitherHangsNorCallsBack)
 
 TEST_P(BtlPeerConformance, HandlerMaySendWithoutRecursion)
 {
-    // Known failure, tracked in issue 6: btl/scif loses the progress of a
-    // send made from inside its receive upcall (both sides stall).
-    if (GetParam().component == std::string("scif"))
-        GTEST_SKIP() << "btl/scif: a send from inside the recv upcall stalls (issue 6, open)";
     mirror([](PeerContext &ctx) -> std::string {
         BtlHarness &h = ctx.harness;
         const std::string me = side_name(ctx);

@@ -425,8 +425,13 @@ void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
     ep.phase = EpPhase::connected;
     ep.c.state = WEFT_BTL_EP_CONNECTED;
     ++*events;
-    if (announce && c_.upcalls.state)
-        c_.upcalls.state(c_.upcalls.ctx, &ep.c, WEFT_BTL_EP_CONNECTED, WEFT_SUCCESS, "");
+    if (announce) {
+        // The peer may have sent right after its accept: that data waits for
+        // the next progress() call, so the runtime sees CONNECTED first.
+        ep.connected_round = rounds_;
+        if (c_.upcalls.state)
+            c_.upcalls.state(c_.upcalls.ctx, &ep.c, WEFT_BTL_EP_CONNECTED, WEFT_SUCCESS, "");
+    }
     // What was sent while connecting goes first, in order.
     if (ep.phase == EpPhase::connected && !ep.pending.empty())
         flush_pending(ep);
@@ -512,7 +517,9 @@ int ScifModule::deliver(ScifEndpoint &ep, int budget)
     sc::Endpoint *s = sc::lookup(ep.epd);
     int events = 0;
     sc::Chunk c;
-    while (events < budget && s && ep.phase != EpPhase::dead && s->rx.peek(&c)) {
+    // Not in the round that announced CONNECTED (see connected_round).
+    while (events < budget && s && ep.phase != EpPhase::dead && ep.connected_round != rounds_ &&
+           s->rx.peek(&c)) {
         const auto type = static_cast<uint8_t>(c.type);
         if (ep.phase == EpPhase::awaiting_hello) {
             // Copied out and freed first: handle_hello may hand the

@@ -77,6 +77,10 @@ struct ScifEndpoint {
     bool reported = false;               // the final CLOSED/FAILED upcall ran
     bool close_requested = false;        // disconnect() of a FAILED endpoint
     bool closing = false;                // disconnect(): CLOSED once pending is sent
+    // The progress() round that ran the CONNECTED upcall. Nothing is
+    // delivered on the endpoint in that round: the runtime acts on the state
+    // change (sets up its handlers) before the first recv upcall.
+    unsigned long connected_round = 0;
     // Large sends waiting for ring room, in order; front may be partly sent.
     struct Pending {
         uint8_t am_id;
