@@ -182,7 +182,8 @@ for how in weftrun mpirun; do
 
     t="$how-segv"
     # A sanitizer build must let the signal through, as a plain build does.
-    launch "$t" $how 2 ASAN_OPTIONS=handle_segv=0 -- segv 1
+    launch "$t" $how 2 "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0" \
+        "TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS:}handle_segv=0" -- segv 1
     expect_fail_rc "$t" 139
     clean_tmp "$t"
 done
