@@ -292,6 +292,22 @@ Result<topology::Topology *> Framework::topology()
     return topology_.get();
 }
 
+Result<topology::Topology *> Framework::io_topology()
+{
+    auto t = topology();
+    if (!t.ok() || !t.value()->from_launcher_export())
+        return t;
+    if (io_topology_)
+        return io_topology_.get();
+    topology::LoadOptions lo;
+    lo.binding = params_.find("topology_base_binding")->text();
+    auto io = topology::Topology::load(lo);
+    if (!io.ok())
+        return io.status();
+    io_topology_ = std::move(io.value());
+    return io_topology_.get();
+}
+
 Result<repository::Selection> Framework::select(const std::string &framework)
 {
     const auto *include = params_.find(framework);

@@ -63,6 +63,10 @@ public:
     // Loads the topology on first use (topology_base_xml_file /
     // topology_base_binding apply).
     Result<topology::Topology *> topology();
+    // A topology that knows the I/O devices: topology() itself, unless that
+    // came from the launcher's export (CPUs only), then one discovered on
+    // first use.
+    Result<topology::Topology *> io_topology();
 
     // Where components were looked for, in order.
     const std::vector<std::string> &component_path() const { return component_path_; }
@@ -88,6 +92,7 @@ private:
     log::HelpCatalog help_;
     std::unique_ptr<repository::Repository> repo_;
     std::unique_ptr<topology::Topology> topology_;
+    std::unique_ptr<topology::Topology> io_topology_;
     std::vector<std::string> component_path_;
     bool build_tree_ = false;
     std::vector<std::string> extra_groups_;

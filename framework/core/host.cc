@@ -181,7 +181,7 @@ int host_device_distance(const char *os_device_name)
     Framework *fw = Framework::current();
     if (!fw || !os_device_name)
         return WEFT_ERR_BAD_PARAM;
-    auto topo = fw->topology();
+    auto topo = fw->io_topology();
     if (!topo.ok())
         return WEFT_ERR_NOT_AVAILABLE;
     auto dev = topo.value()->device(os_device_name);

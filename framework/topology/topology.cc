@@ -288,6 +288,7 @@ bool Topology::load_launcher_export(const std::string &path)
         hwloc_topology_set_flags(topo_, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM) == 0 &&
         hwloc_topology_load(topo_) == 0) {
         this_system_ = true;
+        from_launcher_ = true;
         source_ = "this system (launcher's export " + path + ")";
         return true;
     }

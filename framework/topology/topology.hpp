@@ -78,6 +78,9 @@ public:
     const std::string &source() const { return source_; }
     // hwloc_topology_is_thissystem(): false for XML unless HWLOC_THISSYSTEM=1.
     bool is_this_system() const { return this_system_; }
+    // Loaded from the launcher's export (WEFT_TOPOLOGY_XML), which holds no
+    // I/O devices: device questions need a discovered topology.
+    bool from_launcher_export() const { return from_launcher_; }
 
     std::string binding() const;          // cpuset list of the binding
     bool bound() const;                   // binding smaller than the whole machine
@@ -109,6 +112,7 @@ private:
     hwloc_bitmap_t binding_ = nullptr;
     std::string source_;
     bool this_system_ = true;
+    bool from_launcher_ = false;
     std::vector<Device> devices_;         // sorted nearest first
 };
 

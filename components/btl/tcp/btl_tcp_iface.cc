@@ -141,8 +141,7 @@ bool choose_interfaces(const weft_host_t *host, const std::vector<IfAddr> &all,
             Chosen c;
             c.addr = a;
             c.loopback = (a.flags & IFF_LOOPBACK) != 0;
-            int d = c.loopback ? WEFT_DISTANCE_UNKNOWN : distance(a.name.c_str());
-            c.distance = d < 0 || d > WEFT_DISTANCE_UNKNOWN ? WEFT_DISTANCE_UNKNOWN : d;
+            c.distance = WEFT_DISTANCE_UNKNOWN;   // asked below, only if there is a choice
             by_name.emplace(a.name, c);
             order.push_back(a.name);
         } else if (it->second.addr.family == AF_INET6 && a.family == AF_INET) {
@@ -151,6 +150,16 @@ bool choose_interfaces(const weft_host_t *host, const std::vector<IfAddr> &all,
     }
     for (const auto &name : order)
         out->push_back(by_name.at(name));
+    // Distances only order NICs against each other: with one NIC there is
+    // nothing to order, and asking would load the whole hwloc topology
+    // (tens of milliseconds of start-up per process).
+    const auto nics = std::count_if(out->begin(), out->end(), [](const Chosen &c) { return !c.loopback; });
+    if (nics > 1)
+        for (Chosen &c : *out)
+            if (!c.loopback) {
+                int d = distance(c.addr.name.c_str());
+                c.distance = d < 0 || d > WEFT_DISTANCE_UNKNOWN ? WEFT_DISTANCE_UNKNOWN : d;
+            }
     // Nearest first; loopback last (it only serves this node). Stable: among
     // equals the kernel's order stays.
     std::stable_sort(out->begin(), out->end(), [](const Chosen &a, const Chosen &b) {
