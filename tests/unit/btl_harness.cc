@@ -1,5 +1,7 @@
 #include "btl_harness.hpp"
 
+#include <sched.h>
+
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -235,10 +237,16 @@ bool BtlHarness::progress_until(const std::function<bool()> &done, const Bounds 
             failure_ = "gave up after " + std::to_string(round) + " progress rounds";
             return false;
         }
-        if (int rc = progress_once(); rc < 0) {
+        int rc = progress_once();
+        if (rc < 0) {
             failure_ = std::string("progress failed: ") + weft_status_string(rc);
             return false;
         }
+        // Idle: now and then let the peer process (or a parallel test) have
+        // the core; on two busy cores a pure spin can starve the very peer
+        // it waits for.
+        if (rc == 0 && (round & 255) == 255)
+            sched_yield();
     }
     return true;
 }

@@ -49,7 +49,7 @@ inline void PrintTo(const TransportTraits &t, std::ostream *os) { *os << "btl/" 
 // Bounds of every wait: the first one reached fails the wait. The deadline
 // is a guard against hangs, never a performance threshold.
 struct Bounds {
-    long max_progress_rounds = 2'000'000;
+    long max_progress_rounds = 100'000'000;
     std::chrono::milliseconds deadline{30'000};
 };
 
