@@ -249,6 +249,7 @@ private:
     // Starts (or continues) an op; false when it must wait (queued).
     bool start_op(PeerState &ps, Op *op);
     bool start_put(PeerState &ps, Op *op);
+    Status new_md(const char *fn, const weft_md_desc_t &desc, weft_unlink_t unlink, Md **out);
     Status new_op(const char *fn, weft_md_t md, uint32_t target, unsigned portal, Op **op, PeerState **ps);
     // A tagged eager message straight to the module when nothing stands in
     // the way; WEFT_ERR_AGAIN when it must take the queued path.

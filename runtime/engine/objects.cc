@@ -233,6 +233,22 @@ Status check_desc(const char *fn, const weft_md_desc_t &d)
 }
 } // namespace
 
+// A checked descriptor becomes an MD (attached or bound by the caller).
+Status Engine::new_md(const char *fn, const weft_md_desc_t &desc, weft_unlink_t unlink, Md **out)
+{
+    if (Status st = check_desc(fn, desc); !st.ok())
+        return st;
+    if (desc.eq.cookie && !eqs_.get(desc.eq.cookie))
+        return bad(std::string(fn) + ": desc.eq is not an event queue (stale or invalid handle)");
+    uint64_t h;
+    Md *md = mds_.alloc(&h);
+    md->desc = desc;
+    md->unlink = unlink;
+    md->threshold = desc.threshold;
+    *out = md;
+    return Status::success();
+}
+
 Status Engine::md_attach(weft_me_t me_handle, const weft_md_desc_t &desc, weft_unlink_t unlink,
                          weft_md_t *out)
 {
@@ -241,19 +257,13 @@ Status Engine::md_attach(weft_me_t me_handle, const weft_md_desc_t &desc, weft_u
         return bad("weft_md_attach: not a match entry (stale or invalid handle)");
     if (me->md)
         return bad("weft_md_attach: the match entry already has a memory descriptor");
-    if (Status st = check_desc("weft_md_attach", desc); !st.ok())
+    Md *md;
+    if (Status st = new_md("weft_md_attach", desc, unlink, &md); !st.ok())
         return st;
-    if (desc.eq.cookie && !eqs_.get(desc.eq.cookie))
-        return bad("weft_md_attach: desc.eq is not an event queue (stale or invalid handle)");
-    uint64_t h;
-    Md *md = mds_.alloc(&h);
-    md->desc = desc;
-    md->unlink = unlink;
-    md->threshold = desc.threshold;
     md->me = me;
     me->md = md;
     if (out)
-        out->cookie = h;
+        out->cookie = md->handle;
     // On a lazy portal, messages that arrived before this ME now match it,
     // oldest first.
     if (portals_[me->portal].lazy)
@@ -265,16 +275,10 @@ Status Engine::md_bind(const weft_md_desc_t &desc, weft_unlink_t unlink, weft_md
 {
     if (!out)
         return bad("weft_md_bind: md is NULL");
-    if (Status st = check_desc("weft_md_bind", desc); !st.ok())
+    Md *md;
+    if (Status st = new_md("weft_md_bind", desc, unlink, &md); !st.ok())
         return st;
-    if (desc.eq.cookie && !eqs_.get(desc.eq.cookie))
-        return bad("weft_md_bind: desc.eq is not an event queue (stale or invalid handle)");
-    uint64_t h;
-    Md *md = mds_.alloc(&h);
-    md->desc = desc;
-    md->unlink = unlink;
-    md->threshold = desc.threshold;
-    out->cookie = h;
+    out->cookie = md->handle;
     return Status::success();
 }
 
