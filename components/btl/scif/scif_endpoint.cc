@@ -306,10 +306,17 @@ int bind_port(Endpoint &ep, uint16_t pn)
         ep.state = State::bound;
         return pn;
     }
-    // Start at a random port so endpoints of many processes rarely collide.
-    thread_local std::minstd_rand rng(static_cast<unsigned>(getpid()) * 2654435761u);
+    // Start at a pseudo-random port so endpoints of many processes rarely
+    // collide: the pid and a per-process counter, mixed. (No thread_local:
+    // a TLS block in a DSO that is dlclosed and reloaded trips
+    // LeakSanitizer's scan of the threads' TLS.)
+    static std::atomic<uint32_t> calls{0};
+    uint64_t x = (static_cast<uint64_t>(getpid()) << 32) | calls.fetch_add(1, std::memory_order_relaxed);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
     const uint32_t range = 65536 - SCIF_PORT_RSVD;
-    const uint32_t start = rng() % range;
+    const uint32_t start = static_cast<uint32_t>(x % range);
     for (uint32_t i = 0; i < range; ++i) {
         const auto port = static_cast<uint16_t>(SCIF_PORT_RSVD + (start + i) % range);
         socklen_t len = port_address(port, &sa);
