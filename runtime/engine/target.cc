@@ -17,6 +17,19 @@ std::span<const std::byte> bytes_of(const H &h)
     return {reinterpret_cast<const std::byte *>(&h), sizeof h};
 }
 
+// The fields Put and Rts headers share.
+template <class H>
+void copy_put_fields(const H &h, PutInfo *u)
+{
+    u->portal = h.portal;
+    u->flags = h.flags;
+    u->match_bits = h.match_bits;
+    u->offset = h.offset;
+    u->hdr_data = h.hdr_data;
+    u->op = h.op;
+    u->length = h.length;
+}
+
 wire::Ack make_ack(wire::Type type, uint64_t op, int status, uint64_t mlength, uint64_t offset,
                    bool no_event = false)
 {
@@ -114,24 +127,11 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
         u.length = h.length;
         data = f.payload;
     } else if (f.type == wire::Type::Put) {
-        auto h = wire::read<wire::Put>(f);
-        u.portal = h.portal;
-        u.flags = h.flags;
-        u.match_bits = h.match_bits;
-        u.offset = h.offset;
-        u.hdr_data = h.hdr_data;
-        u.op = h.op;
-        u.length = h.length;
+        copy_put_fields(wire::read<wire::Put>(f), &u);
         data = f.payload;
     } else {
         auto h = wire::read<wire::Rts>(f);
-        u.portal = h.portal;
-        u.flags = h.flags;
-        u.match_bits = h.match_bits;
-        u.offset = h.offset;
-        u.hdr_data = h.hdr_data;
-        u.op = h.op;
-        u.length = h.length;
+        copy_put_fields(h, &u);
         u.addr = h.addr;
         u.rkey_len = f.payload.size();
         u.rkey = reinterpret_cast<const uint8_t *>(f.payload.data());
