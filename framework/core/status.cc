@@ -20,6 +20,7 @@ extern "C" const char *weft_status_string(int status)
     case WEFT_ERR_TIMEOUT: return "timed out";
     case WEFT_ERR_OVERFLOW: return "event queue overflow";
     case WEFT_ERR_NO_MATCH: return "no matching entry";
+    case WEFT_ERR_CANCELED: return "canceled";
     default: return "unknown status";
     }
 }

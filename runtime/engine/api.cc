@@ -42,7 +42,7 @@ int finish(Engine *e, weft::engine::Request *r, weft_request_t *req, weft_msg_st
     const int error = r->status.error;
     e->free_request(r);
     *req = WEFT_REQUEST_NULL;
-    if (error != WEFT_SUCCESS && error != WEFT_ERR_TRUNCATED)
+    if (error != WEFT_SUCCESS && error != WEFT_ERR_TRUNCATED && error != WEFT_ERR_CANCELED)
         weft::rt::api_fail(Status(error, std::string("request failed: ") + weft_status_string(error)));
     return error;
 }
@@ -252,6 +252,52 @@ int weft_waitany(int n, weft_request_t *reqs, int *index, weft_msg_status_t *sta
         kForever);
     *index = found;
     return finish(e, e->request(reqs[found]), &reqs[found], status);
+}
+
+int weft_cancel(weft_request_t *req)
+{
+    ENGINE_OR_RETURN("weft_cancel");
+    weft::engine::Request *r = req ? e->request(*req) : nullptr;
+    if (!r)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_cancel: not a request (NULL, stale or invalid)"));
+    e->cancel(r);
+    return WEFT_SUCCESS;
+}
+
+int weft_request_free(weft_request_t *req)
+{
+    ENGINE_OR_RETURN("weft_request_free");
+    if (req && *req == WEFT_REQUEST_NULL)
+        return WEFT_SUCCESS;
+    weft::engine::Request *r = req ? e->request(*req) : nullptr;
+    if (!r)
+        return weft::rt::api_fail(
+            Status(WEFT_ERR_BAD_PARAM, "weft_request_free: not a request (NULL, stale or invalid)"));
+    e->release_request(r);
+    *req = WEFT_REQUEST_NULL;
+    return WEFT_SUCCESS;
+}
+
+int weft_iprobe(uint32_t source, int32_t tag, int *flag, weft_msg_status_t *status)
+{
+    ENGINE_OR_RETURN("weft_iprobe");
+    if (!flag)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_iprobe: flag is NULL"));
+    Runtime::current()->progress().progress();
+    return result(e->iprobe(source, tag, weft::engine::kTaggedContextUser, flag, status));
+}
+
+int weft_probe(uint32_t source, int32_t tag, weft_msg_status_t *status)
+{
+    ENGINE_OR_RETURN("weft_probe");
+    int flag = 0;
+    if (Status st = e->iprobe(source, tag, weft::engine::kTaggedContextUser, &flag, status); !st.ok())
+        return result(st);
+    if (!flag)
+        Runtime::current()->progress().wait_until(
+            [&] { return e->iprobe(source, tag, weft::engine::kTaggedContextUser, &flag, status).ok() && flag; },
+            kForever);
+    return WEFT_SUCCESS;
 }
 
 } // extern "C"

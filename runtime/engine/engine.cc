@@ -332,6 +332,8 @@ void Engine::complete_op(Op *op, int status, size_t mlength)
             r->done = true;
             r->status.error = status;
             r->status.count = status == WEFT_SUCCESS ? op->length : 0;
+            if (r->orphaned)
+                free_request(r);
         }
         break;
     case Op::Kind::Put:
@@ -443,17 +445,14 @@ void Engine::fail_peer_ops(uint32_t rank, const std::string &why)
     for (Incoming *in : broken)
         finish_incoming(in, WEFT_ERR_UNREACHABLE);
     // Receives that only this peer could satisfy fail too.
-    std::vector<Md *> waiting;
-    mds_.for_each([&](Md *md) {
-        if (md->request && md->me && md->me->match_rank == rank)
-            waiting.push_back(md);
-    });
-    for (Md *md : waiting) {
-        Request *r = md->request;
+    for (Request *r = posted_head_, *next; r; r = next) {
+        next = r->next;
+        if (r->source != rank)
+            continue;
+        unpost(r);
         r->done = true;
         r->status.source = rank;
         r->status.error = WEFT_ERR_UNREACHABLE;
-        md_release(md, false);
     }
     rt_.framework().logger().write("engine", "base", WEFT_LOG_INFO,
                                    "rank " + std::to_string(rank) + " failed: " + why);

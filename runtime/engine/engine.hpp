@@ -79,13 +79,23 @@ struct Md {
     Request *request = nullptr;            // a tagged receive's MD
 };
 
-// A tagged send or receive the application waits for.
+// A tagged send or receive the application waits for. A receive waits in
+// the engine's posted list (no match entry, no MD) until a message matches
+// it; only a rendezvous or a long unexpected message gives it an MD, which
+// carries the data transfer with the portal machinery.
 struct Request {
     uint64_t handle = 0;
     bool done = false;
     bool is_recv = false;
+    bool posted = false;                   // in the posted-receive list
+    bool orphaned = false;                 // its handle was freed before it completed
     weft_msg_status_t status{};
-    Md *md = nullptr;                      // a posted receive's MD (until matched)
+    Md *md = nullptr;                      // a matched receive's MD while data moves
+    void *buf = nullptr;                   // receive buffer and what it matches
+    size_t len = 0;
+    uint32_t source = WEFT_ANY_SOURCE;
+    uint64_t bits = 0, ignore = 0;
+    Request *prev = nullptr, *next = nullptr;   // the posted list
 };
 
 // An operation this process started and that is not finished.
@@ -222,6 +232,10 @@ public:
     Status send(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);
     Request *request(weft_request_t r);
     void free_request(Request *r);
+    void cancel(Request *r);
+    // The handle goes; an unfinished send completes (and is freed) later.
+    void release_request(Request *r);
+    Status iprobe(uint32_t source, int32_t tag, uint32_t context, int *flag, weft_msg_status_t *status);
     Status barrier();
 
     // The engine's progress: queued operations and control frames.
@@ -284,6 +298,17 @@ private:
     void me_remove(Me *me);
     Unexpected *take_unexpected(unsigned portal, uint32_t rank, uint64_t bits, uint64_t ignore);
 
+    // Tagged receives (tagged.cc): the posted list, in posting order.
+    void post_recv(Request *r);
+    void unpost(Request *r);
+    Request *match_posted(uint32_t src, uint64_t bits);
+    // An eager tagged message straight into a matched receive.
+    void land_eager(Request *r, uint32_t src, uint64_t bits, std::span<const std::byte> data);
+    // A matched receive's data by the portal machinery (rendezvous, Put).
+    void land_by_md(Request *r, const PutInfo &u, std::span<const std::byte> data);
+    // The on_am fast path: a tagged eager frame that matches a posted receive.
+    bool try_tagged_eager(weft_btl_endpoint_t *ep, const void *data, size_t len);
+
     rt::Runtime &rt_;
     uint32_t my_rank_ = 0, job_size_ = 1;
     size_t eager_limit_cap_ = 0, eager_window_ = 0, chunk_ = 0;
@@ -301,6 +326,7 @@ private:
     size_t dropped_ = 0;                   // puts that matched nothing (non-lazy portal)
     size_t rejected_ = 0;                  // malformed frames
     uint32_t barrier_epoch_ = 0;
+    Request *posted_head_ = nullptr, *posted_tail_ = nullptr;
 };
 
 } // namespace weft::engine

@@ -135,6 +135,10 @@ Status Engine::me_attach(unsigned portal, uint32_t rank, uint64_t bits, uint64_t
 {
     if (Status st = check_portal("weft_me_attach", portal); !st.ok())
         return st;
+    if (portal == WEFT_PT_TAGGED)
+        return bad("weft_me_attach: portal " + std::to_string(portal) +
+                   " (WEFT_PT_TAGGED) belongs to tagged messaging (weft_irecv); use portals 0.." +
+                   std::to_string(WEFT_PT_TAGGED - 1));
     if (!out)
         return bad("weft_me_attach: me is NULL");
     if (rank != WEFT_RANK_ANY && rank >= job_size_)

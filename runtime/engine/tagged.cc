@@ -2,6 +2,7 @@
 // the context (high 32 bits) and the tag (low 32); a receive is a match
 // entry with a one-shot MD and a request instead of an event queue.
 // weft_barrier is a dissemination barrier over them (its own context).
+#include <algorithm>
 #include <cstring>
 
 #include "engine/engine.hpp"
@@ -27,7 +28,9 @@ Request *Engine::request(weft_request_t r)
 
 void Engine::free_request(Request *r)
 {
-    // An unfinished receive: its entry goes too (after data still moving).
+    if (r->posted)
+        unpost(r);
+    // A receive whose data is still moving: its MD goes when it is idle.
     if (Md *md = r->md) {
         md->request = nullptr;
         if (md->pending > 0)
@@ -36,6 +39,50 @@ void Engine::free_request(Request *r)
             md_release(md, false);
     }
     requests_.free(r);
+}
+
+void Engine::cancel(Request *r)
+{
+    if (!r->posted)
+        return;   // matched already, or a send: it completes as usual
+    unpost(r);
+    r->done = true;
+    r->status.count = 0;
+    r->status.error = WEFT_ERR_CANCELED;
+}
+
+void Engine::release_request(Request *r)
+{
+    // A send on its way keeps its request until the operation completes.
+    if (!r->done && !r->is_recv)
+        r->orphaned = true;
+    else
+        free_request(r);
+}
+
+Status Engine::iprobe(uint32_t source, int32_t tag, uint32_t context, int *flag, weft_msg_status_t *status)
+{
+    if (tag < 0 && tag != WEFT_ANY_TAG)
+        return bad("weft_iprobe: tag " + std::to_string(tag) + " (tags are >= 0, or WEFT_ANY_TAG)");
+    if (source != WEFT_ANY_SOURCE && source >= job_size_)
+        return bad("weft_iprobe: source " + std::to_string(source) + " is not in the job (size " +
+                   std::to_string(job_size_) + ")");
+    const uint64_t bits = tag_bits(context, tag == WEFT_ANY_TAG ? 0 : tag);
+    const uint64_t ignore = tag == WEFT_ANY_TAG ? 0xffffffffull : 0;
+    *flag = 0;
+    for (const Unexpected *u = portals_[WEFT_PT_TAGGED].uq_head; u; u = u->next) {
+        if ((source != WEFT_ANY_SOURCE && source != u->info.source) || ((bits ^ u->info.match_bits) & ~ignore))
+            continue;
+        *flag = 1;
+        if (status) {
+            status->source = u->info.source;
+            status->tag = static_cast<int32_t>(u->info.match_bits & 0xffffffffu);
+            status->count = u->info.length;
+            status->error = WEFT_SUCCESS;
+        }
+        break;
+    }
+    return Status::success();
 }
 
 Status Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context,
@@ -135,43 +182,98 @@ Status Engine::irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32
     if (source != WEFT_ANY_SOURCE && peers_[source] && peers_[source]->failed)
         return Status(WEFT_ERR_UNREACHABLE, "weft_irecv from rank " + std::to_string(source) + ": " +
                                                 peers_[source]->failure);
-    const uint64_t bits = tag_bits(context, tag == WEFT_ANY_TAG ? 0 : tag);
-    const uint64_t ignore = tag == WEFT_ANY_TAG ? 0xffffffffull : 0;
     uint64_t rh;
     Request *r = requests_.alloc(&rh);
     r->is_recv = true;
+    r->buf = buf;
+    r->len = len;
+    r->source = source;
+    r->bits = tag_bits(context, tag == WEFT_ANY_TAG ? 0 : tag);
+    r->ignore = tag == WEFT_ANY_TAG ? 0xffffffffull : 0;
     *out = reinterpret_cast<weft_request_t>(rh);
+    // A message that already arrived matches first (MPI order).
+    if (portals_[WEFT_PT_TAGGED].uq_head)
+        if (Unexpected *u = take_unexpected(WEFT_PT_TAGGED, source, r->bits, r->ignore)) {
+            if (u->info.type == wire::Type::Eager)
+                land_eager(r, u->info.source, u->info.match_bits, u->data());
+            else
+                land_by_md(r, u->info, u->data());
+            unexpected_.free(u);
+            return Status::success();
+        }
+    post_recv(r);
+    return Status::success();
+}
 
-    weft_md_desc_t d{};
-    d.start = buf;
-    d.length = len;
-    d.threshold = 1;
-    d.options = WEFT_MD_OP_PUT | WEFT_MD_TRUNCATE;
+void Engine::post_recv(Request *r)
+{
+    r->posted = true;
+    r->next = nullptr;
+    r->prev = posted_tail_;
+    (posted_tail_ ? posted_tail_->next : posted_head_) = r;
+    posted_tail_ = r;
+}
+
+void Engine::unpost(Request *r)
+{
+    (r->prev ? r->prev->next : posted_head_) = r->next;
+    (r->next ? r->next->prev : posted_tail_) = r->prev;
+    r->prev = r->next = nullptr;
+    r->posted = false;
+}
+
+Request *Engine::match_posted(uint32_t src, uint64_t bits)
+{
+    for (Request *r = posted_head_; r; r = r->next)
+        if ((r->source == WEFT_ANY_SOURCE || r->source == src) && ((r->bits ^ bits) & ~r->ignore) == 0) {
+            unpost(r);
+            return r;
+        }
+    return nullptr;
+}
+
+void Engine::land_eager(Request *r, uint32_t src, uint64_t bits, std::span<const std::byte> data)
+{
+    const size_t n = std::min(data.size(), r->len);
+    if (n)
+        std::memcpy(r->buf, data.data(), n);
+    r->done = true;
+    r->status.source = src;
+    r->status.tag = static_cast<int32_t>(bits & 0xffffffffu);
+    r->status.count = n;
+    r->status.error = n < data.size() ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS;
+    consume_credit(src, data.size());
+}
+
+void Engine::land_by_md(Request *r, const PutInfo &u, std::span<const std::byte> data)
+{
     uint64_t mh;
     Md *md = mds_.alloc(&mh);
-    md->desc = d;
+    md->desc.start = r->buf;
+    md->desc.length = r->len;
+    md->desc.threshold = 1;
+    md->desc.options = WEFT_MD_OP_PUT | WEFT_MD_TRUNCATE;
     md->unlink = WEFT_UNLINK;
     md->threshold = 1;
     md->request = r;
     r->md = md;
-    // A message that already arrived matches first (MPI order).
-    if (Unexpected *u = take_unexpected(WEFT_PT_TAGGED, source, bits, ignore)) {
-        deliver(md, u->info, u->data());   // releases md when it completes
-        unexpected_.free(u);
-        return Status::success();
-    }
-    weft_me_t meh;
-    if (Status st = me_attach(WEFT_PT_TAGGED, source, bits, ignore, WEFT_UNLINK, WEFT_INS_AFTER, nullptr, &meh);
-        !st.ok()) {
-        md_release(md, false);
-        requests_.free(r);
-        *out = WEFT_REQUEST_NULL;
-        return st;
-    }
-    Me *me = mes_.get(meh.cookie);
-    me->md = md;
-    md->me = me;
-    return Status::success();
+    deliver(md, u, data);   // releases md when the data is in
+}
+
+bool Engine::try_tagged_eager(weft_btl_endpoint_t *ep, const void *data, size_t len)
+{
+    wire::Eager h;
+    if (!posted_head_ || len < sizeof h)
+        return false;
+    std::memcpy(&h, data, sizeof h);
+    if (h.type != static_cast<uint8_t>(wire::Type::Eager) || h.portal != WEFT_PT_TAGGED ||
+        h.length != len - sizeof h)
+        return false;   // the general path parses (and rejects) it
+    Request *r = match_posted(ep->peer_rank, h.match_bits);
+    if (!r)
+        return false;
+    land_eager(r, ep->peer_rank, h.match_bits, {static_cast<const std::byte *>(data) + sizeof h, h.length});
+    return true;
 }
 
 Status Engine::barrier()

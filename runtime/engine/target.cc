@@ -47,6 +47,8 @@ wire::Ack make_ack(wire::Type type, uint64_t op, int status, uint64_t mlength, u
 void Engine::on_am(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len)
 {
     auto *e = static_cast<Engine *>(ctx);
+    if (e->try_tagged_eager(ep, data, len))
+        return;
     wire::Frame f;
     std::string why;
     if (!wire::parse({static_cast<const std::byte *>(data), len}, &f, &why)) {
@@ -136,7 +138,15 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
         u.rkey_len = f.payload.size();
         u.rkey = reinterpret_cast<const uint8_t *>(f.payload.data());
     }
-    if (Me *me = match(u.portal, u.source, u.match_bits, WEFT_MD_OP_PUT, u.length, u.offset)) {
+    if (u.portal == WEFT_PT_TAGGED) {
+        if (Request *r = match_posted(u.source, u.match_bits)) {
+            if (u.type == wire::Type::Eager)
+                land_eager(r, u.source, u.match_bits, data);
+            else
+                land_by_md(r, u, data);
+            return;
+        }
+    } else if (Me *me = match(u.portal, u.source, u.match_bits, WEFT_MD_OP_PUT, u.length, u.offset)) {
         deliver(me->md, u, data);
         return;
     }

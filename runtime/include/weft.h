@@ -97,7 +97,8 @@ int weft_barrier(void);
  * --------------------------------------------------------------------- */
 
 #define WEFT_MAX_PORTALS 64
-/* Portal used by the tagged send/recv calls below; lazy. */
+/* Portal used by the tagged send/recv calls below; lazy. Its receives are
+ * the tagged ones, so weft_me_attach refuses it. */
 #define WEFT_PT_TAGGED 63
 #define WEFT_RANK_ANY UINT32_MAX
 
@@ -222,6 +223,18 @@ int weft_wait(weft_request_t *req, weft_msg_status_t *status);
 int weft_test(weft_request_t *req, int *done, weft_msg_status_t *status);
 int weft_waitall(int n, weft_request_t *reqs, weft_msg_status_t *statuses);
 int weft_waitany(int n, weft_request_t *reqs, int *index, weft_msg_status_t *status);
+/* Cancels a receive no message has matched yet: it completes (wait/test)
+ * with WEFT_ERR_CANCELED and count 0. A matched receive or a send is not
+ * canceled; it completes as usual. */
+int weft_cancel(weft_request_t *req);
+/* Gives up the handle: a send still completes in the background, a receive
+ * not yet matched is withdrawn (no message goes to it). */
+int weft_request_free(weft_request_t *req);
+/* Is a message that matches (source, tag) waiting to be received? Without
+ * receiving it: *flag and, when set, status (source, tag, full count).
+ * weft_probe waits for one. */
+int weft_iprobe(uint32_t source, int32_t tag, int *flag, weft_msg_status_t *status);
+int weft_probe(uint32_t source, int32_t tag, weft_msg_status_t *status);
 
 /* Ends the whole job with status: the launcher kills every rank and exits
  * with it. Does not return. */

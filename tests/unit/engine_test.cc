@@ -103,6 +103,103 @@ TEST_F(Engine, UnexpectedMessagesMatchInOrderWithWildcards)
     ASSERT_EQ(weft_wait(&sreq, nullptr), WEFT_SUCCESS);
 }
 
+TEST_F(Engine, PostedReceivesMatchInPostingOrder)
+{
+    // Posted before anything is sent: each arrival takes the oldest posted
+    // receive that matches it, wildcard or not, eager or rendezvous.
+    int any = -1, five_a = -1, five_b = -1, seven = -1;
+    std::vector<unsigned char> big_in(2 << 20);
+    weft_request_t r_any, r_five_a, r_big, r_five_b;
+    ASSERT_EQ(weft_irecv(&any, sizeof any, WEFT_ANY_SOURCE, WEFT_ANY_TAG, &r_any), WEFT_SUCCESS);
+    ASSERT_EQ(weft_irecv(&five_a, sizeof five_a, 0, 5, &r_five_a), WEFT_SUCCESS);
+    ASSERT_EQ(weft_irecv(big_in.data(), big_in.size(), WEFT_ANY_SOURCE, 6, &r_big), WEFT_SUCCESS);
+    ASSERT_EQ(weft_irecv(&five_b, sizeof five_b, 0, 5, &r_five_b), WEFT_SUCCESS);
+    for (int v : {50, 51, 52}) {
+        ASSERT_EQ(weft_send(&v, sizeof v, 0, 5), WEFT_SUCCESS);
+    }
+    int v7 = 70;
+    ASSERT_EQ(weft_send(&v7, sizeof v7, 0, 7), WEFT_SUCCESS);   // nothing posted wants it yet
+    auto big_out = pattern(big_in.size(), 9);
+    ASSERT_EQ(weft_send(big_out.data(), big_out.size(), 0, 6), WEFT_SUCCESS);
+    weft_msg_status_t st;
+    ASSERT_EQ(weft_wait(&r_any, &st), WEFT_SUCCESS);
+    EXPECT_EQ(any, 50);
+    EXPECT_EQ(st.tag, 5);
+    ASSERT_EQ(weft_wait(&r_five_a, &st), WEFT_SUCCESS);
+    EXPECT_EQ(five_a, 51);
+    ASSERT_EQ(weft_wait(&r_five_b, &st), WEFT_SUCCESS);
+    EXPECT_EQ(five_b, 52);
+    ASSERT_EQ(weft_wait(&r_big, &st), WEFT_SUCCESS);
+    EXPECT_EQ(st.count, big_out.size());
+    EXPECT_EQ(big_in, big_out);
+    ASSERT_EQ(weft_recv(&seven, sizeof seven, 0, 7, &st), WEFT_SUCCESS);
+    EXPECT_EQ(seven, 70);
+
+    // A posted receive that is dropped by its request leaves the list: the
+    // next message goes to the receive posted after it.
+    int dropped = -1, kept = -1;
+    weft_request_t r_drop, r_keep;
+    ASSERT_EQ(weft_irecv(&dropped, sizeof dropped, 0, 3, &r_drop), WEFT_SUCCESS);
+    ASSERT_EQ(weft_irecv(&kept, sizeof kept, 0, 3, &r_keep), WEFT_SUCCESS);
+    ASSERT_EQ(weft_request_free(&r_drop), WEFT_SUCCESS);
+    EXPECT_EQ(r_drop, WEFT_REQUEST_NULL);
+    int v3 = 33;
+    ASSERT_EQ(weft_send(&v3, sizeof v3, 0, 3), WEFT_SUCCESS);
+    ASSERT_EQ(weft_wait(&r_keep, &st), WEFT_SUCCESS);
+    EXPECT_EQ(kept, 33);
+    EXPECT_EQ(dropped, -1);
+}
+
+TEST_F(Engine, CancelProbeAndFreedSends)
+{
+    // A posted receive canceled before anything matched it.
+    int never = -1;
+    weft_request_t r;
+    ASSERT_EQ(weft_irecv(&never, sizeof never, 0, 11, &r), WEFT_SUCCESS);
+    ASSERT_EQ(weft_cancel(&r), WEFT_SUCCESS);
+    weft_msg_status_t st;
+    EXPECT_EQ(weft_wait(&r, &st), WEFT_ERR_CANCELED);
+    EXPECT_EQ(st.error, WEFT_ERR_CANCELED);
+    EXPECT_EQ(st.count, 0u);
+
+    // Probe sees a waiting message (eager and rendezvous) without taking it.
+    int flag = 1;
+    ASSERT_EQ(weft_iprobe(0, 11, &flag, &st), WEFT_SUCCESS);
+    EXPECT_EQ(flag, 0);
+    int v = 42;
+    ASSERT_EQ(weft_send(&v, sizeof v, 0, 11), WEFT_SUCCESS);
+    auto big = pattern(1 << 20, 4);
+    weft_request_t big_send;
+    ASSERT_EQ(weft_isend(big.data(), big.size(), 0, 12, &big_send), WEFT_SUCCESS);
+    ASSERT_EQ(weft_request_free(&big_send), WEFT_SUCCESS);   // it completes on its own
+    EXPECT_EQ(big_send, WEFT_REQUEST_NULL);
+    ASSERT_EQ(weft_iprobe(WEFT_ANY_SOURCE, WEFT_ANY_TAG, &flag, &st), WEFT_SUCCESS);
+    EXPECT_EQ(flag, 1);
+    EXPECT_EQ(st.tag, 11);
+    EXPECT_EQ(st.count, sizeof v);
+    ASSERT_EQ(weft_probe(0, 12, &st), WEFT_SUCCESS);
+    EXPECT_EQ(st.count, big.size());
+    // A canceled receive never takes a message: the message stays for the next.
+    ASSERT_EQ(weft_irecv(&never, sizeof never, 0, 11, &r), WEFT_SUCCESS);
+    // Matched at once from the unexpected queue, so the cancel is too late.
+    ASSERT_EQ(weft_cancel(&r), WEFT_SUCCESS);
+    ASSERT_EQ(weft_wait(&r, &st), WEFT_SUCCESS);
+    EXPECT_EQ(never, 42);
+    std::vector<unsigned char> got(big.size());
+    ASSERT_EQ(weft_recv(got.data(), got.size(), 0, 12, &st), WEFT_SUCCESS);
+    EXPECT_EQ(got, big);
+    EXPECT_EQ(weft_cancel(nullptr), WEFT_ERR_BAD_PARAM);
+}
+
+TEST_F(Engine, TaggedPortalTakesNoMatchEntries)
+{
+    weft_me_t me;
+    EXPECT_EQ(weft_me_attach(WEFT_PT_TAGGED, WEFT_RANK_ANY, 0, 0, WEFT_UNLINK, WEFT_INS_AFTER, &me),
+              WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("tagged messaging"), std::string::npos)
+        << weft_error_message();
+}
+
 TEST_F(Engine, ShortBufferIsTruncatedAndSaysSo)
 {
     for (size_t n : {size_t{100}, size_t{2} << 20}) {

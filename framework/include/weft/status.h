@@ -24,7 +24,8 @@ typedef enum weft_status {
     WEFT_ERR_AGAIN = -13,          /* not yet; retry */
     WEFT_ERR_TIMEOUT = -14,        /* a bounded wait ran out */
     WEFT_ERR_OVERFLOW = -15,       /* an event queue was full: events were dropped */
-    WEFT_ERR_NO_MATCH = -16        /* no match entry accepted the message; it was dropped */
+    WEFT_ERR_NO_MATCH = -16,       /* no match entry accepted the message; it was dropped */
+    WEFT_ERR_CANCELED = -17        /* a receive was canceled before a message matched it */
 } weft_status_t;
 
 /* A short, static, human-readable name of a status code. */
