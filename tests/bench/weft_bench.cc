@@ -2,7 +2,7 @@
 // the way shared/bench's mpi_pp.c (OSU osu_latency / osu_bw) measures MPI,
 // so ../shared/bench/compare can put them side by side.
 //
-//   weft_bench [lat|bw|both|rate|multi|raw] [SIZE,...]
+//   weft_bench [lat|bw|both|rate|multi|raw|rawbw] [SIZE,...]
 //
 //   lat    ping-pong between ranks 0 and 1 (blocking send/recv); one-way
 //          latency = total / (2 x iterations), after warm-up
@@ -15,10 +15,13 @@
 //   raw    the transport alone: a ping-pong of btl active messages on the
 //          module the runtime chose for the peer, without the engine; the
 //          difference to `lat` is what the engine adds per message
+//   rawbw  the transport alone, measured like `bw`: RDMA gets as the
+//          engine's rendezvous does them, or max_send-sized active messages
 //
 // Sizes default to 0 B .. 4 MiB (powers of two), or WEFT_BENCH_SIZES.
 // Only rank 0 prints: `lat <bytes> <us>`, `bw <bytes> <MB/s>`,
-// `rate <bytes> <msgs/s>`, `multi <bytes> <MB/s>`, `raw <bytes> <us>`.
+// `rate <bytes> <msgs/s>`, `multi <bytes> <MB/s>`, `raw <bytes> <us>`,
+// `rawbw <bytes> <MB/s>`.
 #include <weft.h>
 
 #include <sched.h>
@@ -116,7 +119,8 @@ double latency(size_t n, int me)
 // Streams windows from `from` to `to`; returns MB/s on `from`.
 double stream(size_t n, int me, int from, int to, Iters it)
 {
-    Buffer buf(n * kWindow);
+    // One buffer for the whole window, as osu_bw and shared/bench's mpi_pp.c do.
+    Buffer buf(n);
     int ack = 0;
     weft_request_t reqs[kWindow];
     double t0 = 0;
@@ -125,12 +129,12 @@ double stream(size_t n, int me, int from, int to, Iters it)
             t0 = now_us();
         if (me == from) {
             for (int w = 0; w < kWindow; ++w)
-                check(weft_isend(buf.get() + w * n, n, to, kTagData, &reqs[w]), "isend");
+                check(weft_isend(buf.get(), n, to, kTagData, &reqs[w]), "isend");
             check(weft_waitall(kWindow, reqs, nullptr), "waitall");
             check(weft_recv(&ack, sizeof ack, to, kTagAck, nullptr), "recv ack");
         } else if (me == to) {
             for (int w = 0; w < kWindow; ++w)
-                check(weft_irecv(buf.get() + w * n, n, from, kTagData, &reqs[w]), "irecv");
+                check(weft_irecv(buf.get(), n, from, kTagData, &reqs[w]), "irecv");
             check(weft_waitall(kWindow, reqs, nullptr), "waitall");
             check(weft_send(&ack, sizeof ack, from, kTagAck), "send ack");
         }
@@ -199,6 +203,123 @@ double raw_latency(size_t n, int me)
     return (now_us() - t0) / (2.0 * iters);
 }
 
+// The transport's own bandwidth, measured like `bw` (a window of 64
+// messages, then an ack, timed on rank 0). A module with RDMA get moves
+// each message the way the engine's rendezvous does: rank 1 reads it from
+// rank 0's registered buffer. Otherwise rank 0 sends it in active messages
+// of at most max_send bytes.
+constexpr uint8_t kAmRawKey = 201;
+constexpr uint8_t kAmRawAck = 202;
+constexpr uint8_t kAmRawFrag = 203;
+struct RawKey {
+    uint64_t addr = 0;
+    size_t rkey_len = 0;
+    uint8_t rkey[64] = {};
+};
+RawKey g_raw_key;
+volatile size_t g_raw_keys = 0, g_raw_acks = 0, g_raw_frags = 0, g_raw_gets = 0;
+void raw_key_handler(void *, weft_btl_endpoint_t *, const void *data, size_t len)
+{
+    if (len == sizeof g_raw_key)
+        std::memcpy(&g_raw_key, data, len);
+    g_raw_keys = g_raw_keys + 1;
+}
+void raw_ack_handler(void *, weft_btl_endpoint_t *, const void *, size_t) { g_raw_acks = g_raw_acks + 1; }
+void raw_frag_handler(void *, weft_btl_endpoint_t *, const void *, size_t) { g_raw_frags = g_raw_frags + 1; }
+void raw_get_done(weft_btl_endpoint_t *, void *, int status)
+{
+    check(status, "raw get");
+    g_raw_gets = g_raw_gets + 1;
+}
+
+double raw_bandwidth(size_t n, int me)
+{
+    auto *rt = weft::rt::Runtime::current();
+    const uint32_t peer = me == 0 ? 1 : 0;
+    if (auto st = rt->connect(peer, std::chrono::seconds(30)); !st.ok()) {
+        std::fprintf(stderr, "weft_bench: rawbw: %s\n", st.message().c_str());
+        std::exit(1);
+    }
+    weft_btl_endpoint_t *ep = rt->endpoints().peer(peer)->endpoints.front();
+    weft_btl_module_t *m = ep->module;
+    static bool registered = false;
+    if (!registered) {
+        rt->set_handler(kAmRawKey, raw_key_handler, nullptr);
+        rt->set_handler(kAmRawAck, raw_ack_handler, nullptr);
+        rt->set_handler(kAmRawFrag, raw_frag_handler, nullptr);
+        registered = true;
+    }
+    auto progress_until = [&](auto done) {
+        while (!done())
+            rt->progress().progress();
+    };
+    auto am = [&](uint8_t id, const void *p, size_t len) {
+        int rc;
+        do {
+            iovec iov{const_cast<void *>(p), len};
+            rc = m->ops->send(ep, id, &iov, len ? 1 : 0);
+            if (rc == WEFT_ERR_AGAIN)
+                rt->progress().progress();
+        } while (rc == WEFT_ERR_AGAIN);
+        check(rc, "raw send");
+    };
+    const bool by_get = (m->caps.flags & WEFT_BTL_FLAG_GET) && m->ops->get && m->ops->mem_register && n > 0;
+    Buffer buf(n);
+    weft_btl_reg_t reg{};
+    reg.size = sizeof reg;
+    if (by_get && me == 0) {
+        check(m->ops->mem_register(m, buf.get(), n, &reg), "raw mem_register");
+        RawKey k;
+        k.addr = reinterpret_cast<uintptr_t>(buf.get());
+        k.rkey_len = reg.rkey_len;
+        std::memcpy(k.rkey, reg.rkey, reg.rkey_len);
+        am(kAmRawKey, &k, sizeof k);
+    } else if (by_get) {
+        const size_t want = g_raw_keys + 1;
+        progress_until([&] { return g_raw_keys >= want; });
+    }
+    const size_t frag = std::min(n, m->caps.max_send);
+    const size_t frags = n == 0 ? 1 : (n + frag - 1) / frag;
+    auto [iters, warmup] = bw_iters(n);
+    double t0 = 0;
+    for (int i = 0; i < iters + warmup; ++i) {
+        if (i == warmup)
+            t0 = now_us();
+        if (me == 0) {
+            if (by_get)
+                am(kAmRawKey, nullptr, 0);   // go: the window may be read now
+            else
+                for (int w = 0; w < kWindow; ++w)
+                    for (size_t f = 0; f < frags; ++f)
+                        am(kAmRawFrag, buf.get() + f * frag, std::min(frag, n - f * frag));
+            const size_t want = g_raw_acks + 1;
+            progress_until([&] { return g_raw_acks >= want; });
+        } else {
+            if (by_get) {
+                const size_t go = g_raw_keys + 1;
+                progress_until([&] { return g_raw_keys >= go; });
+                const size_t want = g_raw_gets + kWindow;
+                for (int w = 0; w < kWindow; ++w) {
+                    int rc;
+                    while ((rc = m->ops->get(ep, buf.get(), n, g_raw_key.addr, g_raw_key.rkey, g_raw_key.rkey_len,
+                                             raw_get_done, nullptr)) == WEFT_ERR_AGAIN)
+                        rt->progress().progress();
+                    check(rc, "raw get");
+                }
+                progress_until([&] { return g_raw_gets >= want; });
+            } else {
+                const size_t want = g_raw_frags + frags * kWindow;
+                progress_until([&] { return g_raw_frags >= want; });
+            }
+            am(kAmRawAck, nullptr, 0);
+        }
+    }
+    const double secs = (now_us() - t0) / 1e6;
+    if (by_get && me == 0 && m->ops->mem_deregister)
+        m->ops->mem_deregister(m, &reg);
+    return static_cast<double>(n) * kWindow * iters / 1e6 / secs;
+}
+
 std::vector<size_t> sizes_from(const char *text)
 {
     std::vector<size_t> out;
@@ -248,6 +369,11 @@ int main(int argc, char **argv)
             double us = raw_latency(n, me);
             if (me == 0 && us >= 0)
                 std::printf("raw %zu %.3f\n", n, us);
+        }
+        if (mode == "rawbw" && pair) {
+            double mbs = raw_bandwidth(n, me);
+            if (me == 0)
+                std::printf("rawbw %zu %.2f\n", n, mbs);
         }
         if ((mode == "bw" || mode == "both") && pair) {
             double mbs = stream(n, me, 0, 1, bw_iters(n));
