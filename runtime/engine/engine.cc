@@ -47,6 +47,7 @@ Status Engine::init()
     eager_window_ = params.find("engine_base_eager_window")->as_size();
     chunk_ = std::max<size_t>(4096, params.find("engine_base_rndv_chunk")->as_size());
     rndv_rdma_ = params.find("engine_base_rndv_rdma")->as_bool();
+    rndv_split_ = params.find("engine_base_rndv_split")->as_size();
     peers_.resize(job_size_);
     portals_[WEFT_PT_TAGGED].lazy = true;
     if (Status st = rt_.set_handler(wire::kAmEngine, on_am, this); !st.ok())
@@ -456,6 +457,47 @@ void Engine::fail_peer_ops(uint32_t rank, const std::string &why)
     }
     rt_.framework().logger().write("engine", "base", WEFT_LOG_INFO,
                                    "rank " + std::to_string(rank) + " failed: " + why);
+}
+
+// ---------------------------------------------------------------- split rendezvous
+
+// The target asks us to write part of a rendezvous put into its memory.
+void Engine::handle_put_req(weft_btl_endpoint_t *ep, const wire::Frame &f)
+{
+    auto q = wire::read<wire::PutReq>(f);
+    Op *op = ops_.get(q.op);
+    int status;
+    if (!op || op->state != Op::State::WaitFin || op->target != ep->peer_rank || !op->reg_module ||
+        q.offset > op->length || q.length > op->length - q.offset) {
+        reject(ep->peer_rank, "putreq for an unknown operation or outside its data");
+        status = WEFT_ERR_BAD_PARAM;
+    } else if (!ep->module->ops->put) {
+        status = WEFT_ERR_NOT_SUPPORTED;
+    } else {
+        op->put_token = q.token;
+        status = ep->module->ops->put(ep, op->data + q.offset, q.length, q.addr, f.payload.data(), f.payload.size(),
+                                      on_put_done, reinterpret_cast<void *>(static_cast<uintptr_t>(op->handle)));
+        if (status == WEFT_SUCCESS)
+            return;
+    }
+    wire::PutDone d{};   // the target then reads that part itself
+    d.type = static_cast<uint8_t>(wire::Type::PutDone);
+    d.status = status;
+    d.token = q.token;
+    send_control_to(ep->peer_rank, bytes_of(d));
+}
+
+void Engine::on_put_done(weft_btl_endpoint_t *, void *ctx, int status)
+{
+    Engine *e = g_engine_for_callbacks;
+    Op *op = e ? e->ops_.get(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ctx))) : nullptr;
+    if (!op)
+        return;
+    wire::PutDone d{};
+    d.type = static_cast<uint8_t>(wire::Type::PutDone);
+    d.status = status;
+    d.token = op->put_token;
+    e->send_control_to(op->target, bytes_of(d));
 }
 
 // ---------------------------------------------------------------- finalize

@@ -125,6 +125,7 @@ struct Op {
     size_t received = 0;                   // Get: reply bytes so far
     weft_btl_reg_t reg{};                  // rendezvous by RDMA: the registration
     weft_btl_module_t *reg_module = nullptr;
+    uint64_t put_token = 0;                // split rendezvous: the target's receive we write to
     Op *next_queued = nullptr;             // the peer's queue
 };
 
@@ -168,6 +169,17 @@ struct Incoming {
     size_t offset = 0, rlength = 0, mlength = 0, received = 0;
     bool ack = false;
     unsigned portal = 0;
+    // Rendezvous by RDMA: transfers still moving (the target's get, and
+    // the initiator's put of the second part when split), the first error.
+    int parts = 0;
+    int error = 0;
+    size_t split = 0;                      // we read [0, split); the initiator writes the rest
+    weft_btl_endpoint_t *ep = nullptr;
+    uint64_t peer_addr = 0;                // the initiator's buffer and rkey, for a get
+    std::array<uint8_t, 64> peer_rkey{};
+    size_t peer_rkey_len = 0;
+    weft_btl_reg_t reg{};                  // split: our buffer, for the initiator's put
+    weft_btl_module_t *reg_module = nullptr;
 };
 
 struct Portal {
@@ -281,6 +293,14 @@ private:
     void handle_cts(weft_btl_endpoint_t *ep, const wire::Frame &f);
     void handle_data(const wire::Frame &f);
     void handle_credit(uint32_t src, const wire::Frame &f);
+    void handle_put_req(weft_btl_endpoint_t *ep, const wire::Frame &f);
+    void handle_put_done(const wire::Frame &f);
+    static void on_put_done(weft_btl_endpoint_t *ep, void *ctx, int status);
+    // Rendezvous by RDMA: the target's get of [from, from + len) of the
+    // initiator's data (a btl status: it may not start).
+    int start_part_get(Incoming *in, size_t from, size_t len);
+    Status split_rendezvous(Incoming *in, uint64_t handle);
+    void part_done(Incoming *in, int status);
     Me *match(unsigned portal, uint32_t src, uint64_t bits, unsigned op, size_t rlength, size_t offset);
     bool md_accepts(const Md &md, unsigned op, size_t rlength, size_t offset) const;
     // Lands a put (eager data or a rendezvous header) into md.
@@ -313,6 +333,7 @@ private:
     uint32_t my_rank_ = 0, job_size_ = 1;
     size_t eager_limit_cap_ = 0, eager_window_ = 0, chunk_ = 0;
     bool rndv_rdma_ = true;
+    size_t rndv_split_ = 0;
     std::vector<std::unique_ptr<PeerState>> peers_;
     std::array<Portal, WEFT_MAX_PORTALS> portals_{};
     Pool<Eq, 1> eqs_;

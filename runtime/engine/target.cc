@@ -81,6 +81,8 @@ void Engine::handle(weft_btl_endpoint_t *ep, const wire::Frame &f)
     case wire::Type::Cts: handle_cts(ep, f); return;
     case wire::Type::Data: handle_data(f); return;
     case wire::Type::Credit: handle_credit(ep->peer_rank, f); return;
+    case wire::Type::PutReq: handle_put_req(ep, f); return;
+    case wire::Type::PutDone: handle_put_done(f); return;
     }
 }
 
@@ -307,11 +309,22 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
         return;
     }
     if (u.rkey_len > 0 && ep && ep->module->ops->get) {
-        int rc = ep->module->ops->get(ep, static_cast<std::byte *>(md->desc.start) + off, mlength, u.addr,
-                                      u.rkey, u.rkey_len, on_rdma_done,
-                                      reinterpret_cast<void *>(static_cast<uintptr_t>(h)));
+        in->ep = ep;
+        in->peer_addr = u.addr;
+        in->peer_rkey_len = std::min(u.rkey_len, in->peer_rkey.size());
+        std::memcpy(in->peer_rkey.data(), u.rkey, in->peer_rkey_len);
+        in->split = mlength;
+        if (Status st = split_rendezvous(in, h); st.ok())
+            in->parts = 1;   // the initiator writes [split, mlength)
+        ++in->parts;         // we read [0, split)
+        const int rc = start_part_get(in, 0, in->split);
         if (rc == WEFT_SUCCESS)
             return;
+        if (in->reg_module) {
+            part_done(in, rc);   // the initiator's part is on its way; this one failed
+            return;
+        }
+        in->parts = 0;
         // The RDMA read could not start: ask for the data in chunks instead.
     }
     wire::Cts c{};
@@ -328,11 +341,79 @@ void Engine::on_rdma_done(weft_btl_endpoint_t *, void *ctx, int status)
     if (!e)
         return;
     if (Incoming *in = e->incoming_.get(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ctx))))
-        e->finish_incoming(in, status);
+        e->part_done(in, status);
+}
+
+// Both cores copy: when the module can write into our memory too, the
+// initiator is asked to write the second half while we read the first.
+Status Engine::split_rendezvous(Incoming *in, uint64_t handle)
+{
+    weft_btl_module_t *m = in->ep->module;
+    const size_t half = (in->mlength / 2) & ~size_t{4095};   // page-aligned parts
+    if (!rndv_split_ || in->mlength < rndv_split_ || half == 0 || !(m->caps.flags & WEFT_BTL_FLAG_PUT) ||
+        !m->ops->put || !m->ops->mem_register)
+        return Status(WEFT_ERR_NOT_SUPPORTED, "no split");
+    std::byte *dst = static_cast<std::byte *>(in->md->desc.start) + in->offset;
+    in->reg.size = sizeof in->reg;
+    if (m->ops->mem_register(m, dst, in->mlength, &in->reg) != WEFT_SUCCESS || in->reg.rkey_len > 64)
+        return Status(WEFT_ERR_NOT_SUPPORTED, "no registration");
+    in->reg_module = m;
+    in->split = half;
+    wire::PutReq q{};
+    q.type = static_cast<uint8_t>(wire::Type::PutReq);
+    q.rkey_len = static_cast<uint8_t>(in->reg.rkey_len);
+    q.op = in->op;
+    q.token = handle;
+    q.offset = half;
+    q.length = in->mlength - half;
+    q.addr = reinterpret_cast<uintptr_t>(dst + half);
+    std::array<std::byte, sizeof q + 64> frame;
+    std::memcpy(frame.data(), &q, sizeof q);
+    std::memcpy(frame.data() + sizeof q, in->reg.rkey, in->reg.rkey_len);
+    send_control_to(in->source, std::span(frame.data(), sizeof q + in->reg.rkey_len));
+    return Status::success();
+}
+
+int Engine::start_part_get(Incoming *in, size_t from, size_t len)
+{
+    std::byte *dst = static_cast<std::byte *>(in->md->desc.start) + in->offset + from;
+    return in->ep->module->ops->get(in->ep, dst, len, in->peer_addr + from, in->peer_rkey.data(), in->peer_rkey_len,
+                                    on_rdma_done, reinterpret_cast<void *>(static_cast<uintptr_t>(in->handle)));
+}
+
+void Engine::part_done(Incoming *in, int status)
+{
+    if (status != WEFT_SUCCESS && in->error == WEFT_SUCCESS)
+        in->error = status;
+    if (--in->parts <= 0)
+        finish_incoming(in, in->error);
+}
+
+void Engine::handle_put_done(const wire::Frame &f)
+{
+    auto d = wire::read<wire::PutDone>(f);
+    Incoming *in = incoming_.get(d.token);
+    if (!in || !in->reg_module || in->parts <= 0) {
+        reject(WEFT_RANK_ANY, "putdone for an unknown or finished receive");
+        return;
+    }
+    if (d.status == WEFT_SUCCESS) {
+        part_done(in, WEFT_SUCCESS);
+        return;
+    }
+    // The initiator could not write its part: read it ourselves.
+    const int rc = start_part_get(in, in->split, in->mlength - in->split);
+    if (rc != WEFT_SUCCESS)
+        part_done(in, rc);
 }
 
 void Engine::finish_incoming(Incoming *in, int status)
 {
+    if (in->reg_module) {
+        if (in->reg_module->ops->mem_deregister)
+            in->reg_module->ops->mem_deregister(in->reg_module, &in->reg);
+        in->reg_module = nullptr;
+    }
     Md *md = in->md;
     const size_t mlength = status == WEFT_SUCCESS ? in->mlength : 0;
     // Fin also carries the ACK the initiator may have asked for.

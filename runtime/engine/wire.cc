@@ -17,6 +17,8 @@ const char *type_name(Type t)
     case Type::Cts: return "cts";
     case Type::Data: return "data";
     case Type::Credit: return "credit";
+    case Type::PutReq: return "putreq";
+    case Type::PutDone: return "putdone";
     }
     return "?";
 }
@@ -36,6 +38,8 @@ size_t header_size(uint8_t type)
     case Type::Cts: return sizeof(Cts);
     case Type::Data: return sizeof(Data);
     case Type::Credit: return sizeof(Credit);
+    case Type::PutReq: return sizeof(PutReq);
+    case Type::PutDone: return sizeof(PutDone);
     }
     return 0;
 }
@@ -49,6 +53,7 @@ bool announced_payload(const Frame &f, uint64_t *len)
     case Type::Rts: *len = read<Rts>(f).rkey_len; return true;
     case Type::Reply: *len = read<Reply>(f).length; return true;
     case Type::Data: *len = read<Data>(f).length; return true;
+    case Type::PutReq: *len = read<PutReq>(f).rkey_len; return true;
     default: *len = 0; return true;
     }
 }
@@ -91,8 +96,9 @@ bool parse(std::span<const std::byte> bytes, Frame *frame, std::string *why)
             return false;
         }
     }
-    if (frame->type == Type::Rts && frame->payload.size() > 64) {
-        *why = "rts rkey of " + std::to_string(frame->payload.size()) + " bytes (at most 64)";
+    if ((frame->type == Type::Rts || frame->type == Type::PutReq) && frame->payload.size() > 64) {
+        *why = std::string(type_name(frame->type)) + " rkey of " + std::to_string(frame->payload.size()) +
+               " bytes (at most 64)";
         return false;
     }
     return true;

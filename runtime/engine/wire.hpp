@@ -28,6 +28,8 @@ enum class Type : uint8_t {
     Cts = 8,       // target -> initiator: send the rendezvous data by chunks
     Data = 9,      // initiator -> target: a chunk of rendezvous data
     Credit = 10,   // target -> initiator: eager bytes consumed, may be sent again
+    PutReq = 11,   // target -> initiator: RDMA-write this part of the rendezvous data here (+ rkey)
+    PutDone = 12,  // initiator -> target: that part is written (or why not)
 };
 const char *type_name(Type t);
 
@@ -116,9 +118,25 @@ struct Credit {
     uint8_t reserved[7];
     uint64_t bytes;
 };
+struct PutReq {          // 48 bytes + rkey bytes
+    uint8_t type;
+    uint8_t rkey_len;
+    uint8_t reserved[6];
+    uint64_t op;         // the initiator's operation
+    uint64_t token;      // the target's receive
+    uint64_t offset;     // the part of the put's data to write ...
+    uint64_t length;
+    uint64_t addr;       // ... to this address of the target, with the rkey
+};
+struct PutDone {
+    uint8_t type;
+    uint8_t reserved[3];
+    int32_t status;
+    uint64_t token;
+};
 #pragma pack(pop)
 
-static_assert(sizeof(Eager) == 16 && sizeof(Put) == 40 && sizeof(Rts) == 64);
+static_assert(sizeof(Eager) == 16 && sizeof(Put) == 40 && sizeof(Rts) == 64 && sizeof(PutReq) == 48);
 
 // A validated frame: the header bytes (copy into the struct of `type`),
 // and the payload or rkey that follows it.

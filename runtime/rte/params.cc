@@ -66,6 +66,11 @@ std::vector<params::Definition> param_definitions()
                       "Let the target of a rendezvous read the data directly from the sender's memory "
                       "(RDMA get, single copy) when the transport can; false always sends it in "
                       "chunks."));
+    out.push_back(eng("rndv_split", params::Type::Size, "256k", WEFT_LEVEL_TUNER_DETAIL,
+                      "Rendezvous messages of at least this size, on a transport that can both read "
+                      "and write the peer's memory, are moved by both sides at once: the target reads "
+                      "the first half while the sender writes the second (two cores copying instead of "
+                      "one). 0 disables it."));
     out.push_back(eng("finalize_timeout", params::Type::Double, "10", WEFT_LEVEL_TUNER_DETAIL,
                       "Seconds weft_finalize waits for this process's unfinished operations before "
                       "giving up with an error naming them."));

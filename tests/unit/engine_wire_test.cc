@@ -47,6 +47,14 @@ TEST(EngineWire, GoodFramesParse)
     wire::Credit c{};
     c.type = static_cast<uint8_t>(wire::Type::Credit);
     EXPECT_TRUE(parses(frame(c)));
+    wire::PutReq q{};
+    q.type = static_cast<uint8_t>(wire::Type::PutReq);
+    q.rkey_len = 24;
+    ASSERT_TRUE(wire::parse(frame(q, 24), &f, &why)) << why;
+    EXPECT_EQ(f.payload.size(), 24u);
+    wire::PutDone d{};
+    d.type = static_cast<uint8_t>(wire::Type::PutDone);
+    EXPECT_TRUE(parses(frame(d)));
 }
 
 TEST(EngineWire, TruncatedAndMislabelledFramesAreRefused)
@@ -75,6 +83,13 @@ TEST(EngineWire, TruncatedAndMislabelledFramesAreRefused)
     r.type = static_cast<uint8_t>(wire::Type::Rts);
     r.rkey_len = 65;
     EXPECT_FALSE(parses(frame(r, 65), &why));
+    wire::PutReq q{};
+    q.type = static_cast<uint8_t>(wire::Type::PutReq);
+    q.rkey_len = 65;
+    EXPECT_FALSE(parses(frame(q, 65), &why));
+    EXPECT_NE(why.find("putreq rkey of 65 bytes"), std::string::npos) << why;
+    q.rkey_len = 8;
+    EXPECT_FALSE(parses(frame(q, 7), &why));   // announces 8 rkey bytes, carries 7
 }
 
 TEST(EngineWire, RandomBytesNeverCrash)
@@ -85,7 +100,7 @@ TEST(EngineWire, RandomBytesNeverCrash)
         for (auto &b : v)
             b = static_cast<std::byte>(rng());
         if (!v.empty() && (i & 1))
-            v[0] = static_cast<std::byte>(1 + rng() % 10);   // a valid type, random rest
+            v[0] = static_cast<std::byte>(1 + rng() % 12);   // a valid type, random rest
         wire::Frame f;
         std::string why;
         if (wire::parse(v, &f, &why)) {
