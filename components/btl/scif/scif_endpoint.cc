@@ -555,6 +555,8 @@ void drain_control(Endpoint &ep)
             break;
         case CtrlType::wake:
         case CtrlType::connect_req:
+        case CtrlType::rma_req:     // belong on the service socket: ignored here
+        case CtrlType::rma_reply:
             break;
         }
     }
