@@ -11,11 +11,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "btl_harness.hpp"
+#include "no_process_vm.hpp"
 #include "rte/progress.hpp"
 
 using namespace weft::test::btl;
@@ -302,6 +305,56 @@ TEST_F(BtlScif, ProgressEngineBlockModeDeliversEverything)
         return "";
     });
     EXPECT_TRUE(r.empty()) << r;
+}
+
+// Both processes under a seccomp filter that refuses process_vm_readv/writev:
+// large messages take the fragment path through the shared ring and keep
+// their content; put/get are not offered (and fail cleanly if called).
+TEST_F(BtlScif, LargeMessagesWithoutProcessVm)
+{
+    const int code = weft::test::run_without_process_vm([this] {
+        std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
+            BtlHarness &h = ctx.harness;
+            weft_btl_module_t *m = h.module();
+            if (m->caps.flags & (WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET))
+                return "put/get offered although the kernel refuses process_vm_*";
+            weft_btl_endpoint_t *ep = nullptr;
+            if (auto err = connect_pair(ctx, &ep); !err.empty())
+                return err;
+            const std::vector<size_t> sizes = {(size_t{5} << 20) + 13, 65537, 1 << 20};
+            if (ctx.side == Side::parent) {
+                for (size_t n : sizes)
+                    if (int rc = send_bytes(h, ep, 11, pattern(n, static_cast<uint32_t>(n))); rc)
+                        return "send " + std::to_string(n) + ": " + weft_status_string(rc);
+                std::vector<std::byte> buf(64);
+                uint8_t key[32] = {};
+                int rc = m->ops->put(ep, buf.data(), buf.size(), 4096, key, sizeof key,
+                                     [](weft_btl_endpoint_t *, void *, int) {}, nullptr);
+                if (rc == WEFT_SUCCESS)
+                    return "put accepted without process_vm_writev";
+                if (!h.progress_until([&] { return !h.deliveries.empty(); }))
+                    return "no verdict: " + h.failure();
+                return "";
+            }
+            if (!h.progress_until([&] { return h.deliveries.size() == sizes.size(); }))
+                return "got " + std::to_string(h.deliveries.size()) + ": " + h.failure();
+            for (size_t i = 0; i < sizes.size(); ++i) {
+                const auto &d = h.deliveries[i];
+                if (d.data.size() != sizes[i] ||
+                    checksum(d.data) != checksum(pattern(sizes[i], static_cast<uint32_t>(sizes[i]))))
+                    return "message of " + std::to_string(sizes[i]) + " bytes corrupted";
+            }
+            if (int rc = send_bytes(h, h.deliveries[0].ep, 1, pattern(3, 3)); rc)
+                return "verdict failed";
+            return "";
+        });
+        if (!r.empty())
+            std::fprintf(stderr, "%s\n", r.c_str());
+        return r.empty() ? 0 : 1;
+    });
+    if (code == 77)
+        GTEST_SKIP() << "cannot install a seccomp filter here";
+    EXPECT_EQ(code, 0) << "see the child's message above";
 }
 
 TEST_F(BtlScif, KilledPeerFailsTheEndpoint)

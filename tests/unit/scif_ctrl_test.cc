@@ -144,10 +144,8 @@ TEST(ScifCtrl, OutOfRangeFieldsAreRejected)
     expect_einval(T::rma_req, [](CtrlMsg &m) { m.u.rma.op = 0; }, "op 0");
     expect_einval(T::rma_req, [](CtrlMsg &m) { m.u.rma.op = 9; }, "unknown op");
     expect_einval(T::rma_req, [](CtrlMsg &m) { m.u.rma.offset = uint64_t{1} << 63; }, "huge offset");
-    expect_einval(T::rma_req, [](CtrlMsg &m) {
-        m.u.rma.op = static_cast<uint8_t>(RmaOp::signal);
-        m.u.rma.len = 4;
-    }, "signal of 4 bytes");
+    expect_einval(T::rma_req, [](CtrlMsg &m) { m.u.rma.op = 3; }, "op 3");
+    expect_einval(T::rma_req, [](CtrlMsg &m) { m.u.rma.pad = 1; }, "pad set");
     expect_einval(T::rma_reply, [](CtrlMsg &m) { m.u.reply.status = -1; }, "negative status");
     expect_einval(T::rma_reply, [](CtrlMsg &m) { m.u.reply.status = 1 << 20; }, "huge status");
 }

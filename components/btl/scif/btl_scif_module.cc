@@ -86,6 +86,7 @@ int ScifModule::start()
         return WEFT_ERR_IO;
     }
     sc::Endpoint *lis = sc::lookup(listen_epd_);
+    lis->rma_service = false;   // no scif windows here: put/get use rkeys
     int port = sc::bind_port(*lis, 0);
     if (port < 0 || sc::listen_on(*lis, 1024) < 0) {
         log_error("btl/scif: cannot bind and listen on a scif port: %s",
@@ -199,6 +200,7 @@ int ScifModule::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
     if (ep->epd < 0)
         return WEFT_ERR_IO;
     watch(ep->epd);
+    sc::lookup(ep->epd)->rma_service = false;
     // Never blocks: the connect completes in progress() once the peer's
     // module accepts.
     int rc = sc::connect_to(*sc::lookup(ep->epd), card.port, false);
@@ -437,6 +439,21 @@ void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
     ep.phase = EpPhase::connected;
     ep.c.state = WEFT_BTL_EP_CONNECTED;
     ++*events;
+    // Which path large data takes to this peer, said once per connection.
+    if (const sc::Endpoint *s = sc::lookup(ep.epd)) {
+        if (s->single_copy)
+            host_->log(&c_.component->base, WEFT_LOG_INFO,
+                       "btl/scif: rank %u (pid %d): large messages and put/get by single copy "
+                       "(process_vm_readv/writev)",
+                       ep.c.peer_rank, static_cast<int>(s->peer_pid));
+        else
+            host_->log(&c_.component->base, WEFT_LOG_INFO,
+                       "btl/scif: rank %u (pid %d): the kernel refused process_vm_readv toward "
+                       "it (seccomp profile or ptrace rules; a real attempt failed): large "
+                       "messages go in fragments through the shared ring, put/get fail with "
+                       "not-supported",
+                       ep.c.peer_rank, static_cast<int>(s->peer_pid));
+    }
     if (announce) {
         // The peer may have sent right after its accept: that data waits for
         // the next progress() call, so the runtime sees CONNECTED first.

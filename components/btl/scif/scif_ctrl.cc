@@ -81,11 +81,9 @@ int parse_ctrl(std::span<const std::byte> bytes, CtrlMsg *out)
     case CtrlType::rma_req: {
         const RmaReq &r = out->u.rma;
         const bool op_ok = r.op == static_cast<uint8_t>(RmaOp::read) ||
-                           r.op == static_cast<uint8_t>(RmaOp::write) ||
-                           r.op == static_cast<uint8_t>(RmaOp::signal);
+                           r.op == static_cast<uint8_t>(RmaOp::write);
         if (!op_ok || r.len == 0 || r.len > kBounceSlotBytes || r.slot >= kBounceSlots ||
-            r.offset > (uint64_t{1} << 62) || r.pad != 0 ||
-            (r.op == static_cast<uint8_t>(RmaOp::signal) && r.len != sizeof(uint64_t)))
+            r.offset > (uint64_t{1} << 62) || r.pad != 0)
             return EINVAL;
         break;
     }

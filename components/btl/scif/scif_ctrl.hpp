@@ -74,12 +74,11 @@ inline constexpr uint32_t kBounceSlots = 4;
 inline constexpr uint32_t kBounceSlotBytes = 64 * 1024;
 inline constexpr size_t kBounceBytes = size_t{kBounceSlots} * kBounceSlotBytes;
 
-enum class RmaOp : uint8_t { read = 1, write = 2, signal = 3 };
+enum class RmaOp : uint8_t { read = 1, write = 2 };
 
 // Requester -> server: move len bytes between bounce slot `slot` and the
-// server's registered range at offset (read: window -> slot; write and
-// signal: slot -> window; signal first waits for the server's own RMAs
-// started before it, as scif_fence_signal does).
+// server's registered range at offset (read: window -> slot; write: slot ->
+// window), checked against the server's windows and their protection.
 struct RmaReq {
     uint64_t seq;
     uint64_t offset;
