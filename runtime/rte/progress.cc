@@ -28,9 +28,9 @@ ProgressEngine::~ProgressEngine()
         ::close(epoll_fd_);
 }
 
-void ProgressEngine::add(PollFn fn, void *ctx, int fd, unsigned every)
+void ProgressEngine::add(PollFn fn, void *ctx, int fd, unsigned every, PrepareFn prepare)
 {
-    sources_.push_back({fn, ctx, fd, every ? every : 1});
+    sources_.push_back({fn, ctx, fd, every ? every : 1, prepare});
     if (fd < 0) {
         all_have_fds_ = false;
         return;
@@ -100,6 +100,11 @@ void ProgressEngine::idle(int idle_passes)
     case ProgressMode::Block:
         if (idle_passes < kSpinBeforeBlock)
             return;
+        // Sources that arm their wake-ups only when asked (btl/scif) are
+        // asked now; one with work already means no sleep.
+        for (const Source &s : sources_)
+            if (s.prepare && s.prepare(s.ctx) > 0)
+                return;
         epoll_event evs[8];
         (void)::epoll_wait(epoll_fd_, evs, 8, kMaxBlockMs);
         return;

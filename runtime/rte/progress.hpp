@@ -25,6 +25,8 @@ const char *progress_mode_name(ProgressMode m);
 class ProgressEngine {
 public:
     using PollFn = int (*)(void *ctx);   // returns events handled (>= 0) or an error
+    // Before a blocking wait: arm wake-ups on fd, re-check; > 0 = work now.
+    using PrepareFn = int (*)(void *ctx);
 
     ProgressEngine() = default;
     ~ProgressEngine();
@@ -36,7 +38,8 @@ public:
     // transport that carries no traffic yet but must notice incoming
     // connections is polled rarely, so its system calls stay off the
     // latency of the transports in use.
-    void add(PollFn fn, void *ctx, int fd, unsigned every = 1);
+    // prepare: called before each blocking wait (btl prepare_wait), or null.
+    void add(PollFn fn, void *ctx, int fd, unsigned every = 1, PrepareFn prepare = nullptr);
     void set_every(PollFn fn, void *ctx, unsigned every);
     // Removes a source (its owner goes away before the engine does).
     void remove(PollFn fn, void *ctx);
@@ -83,7 +86,7 @@ private:
     // on its way costs a spin, not a wake-up (~35 us on this kind of VM).
     static constexpr int kSpinBeforeBlock = 64;
     void idle(int idle_passes);
-    struct Source { PollFn fn; void *ctx; int fd; unsigned every; };
+    struct Source { PollFn fn; void *ctx; int fd; unsigned every; PrepareFn prepare; };
     unsigned pass_ = 0;
     std::vector<Source> sources_;
     ProgressMode mode_ = ProgressMode::Busy;

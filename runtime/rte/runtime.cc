@@ -80,7 +80,11 @@ Status Runtime::setup()
             const int fd = om.module->ops->wait_fd ? om.module->ops->wait_fd(om.module) : -1;
             // Modules that wait on descriptors poll with a system call:
             // rarely until they carry a connected peer (note_in_use).
-            progress_.add(poll_module, om.module, fd, fd >= 0 ? kColdPollEvery : 1);
+            const bool has_prepare =
+                WEFT_HAS_MEMBER(om.module->ops, weft_btl_module_ops_t, prepare_wait) &&
+                om.module->ops->prepare_wait;
+            progress_.add(poll_module, om.module, fd, fd >= 0 ? kColdPollEvery : 1,
+                          has_prepare ? prepare_module : nullptr);
         }
     if (!pmix_.singleton())
         progress_.add(poll_events, this, -1);
@@ -181,6 +185,12 @@ int Runtime::poll_module(void *ctx)
 {
     auto *m = static_cast<weft_btl_module_t *>(ctx);
     return m->ops->progress(m);
+}
+
+int Runtime::prepare_module(void *ctx)
+{
+    auto *m = static_cast<weft_btl_module_t *>(ctx);
+    return m->ops->prepare_wait(m);
 }
 
 int Runtime::poll_events(void *ctx)

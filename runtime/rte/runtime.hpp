@@ -66,6 +66,7 @@ private:
     Status preconnect();
     static int poll_events(void *ctx);   // PMIx failure events -> endpoints
     static int poll_module(void *ctx);
+    static int prepare_module(void *ctx);   // btl prepare_wait before blocking
     // A module now carries a connected peer: poll it on every pass.
     void note_in_use(weft_btl_module_t *m);
     // Passes between polls of a descriptor-based module with no peer yet.

@@ -162,6 +162,16 @@ TEST_P(BtlConformance, ModulesPublishCapsAndCard)
         if (!(m->caps.flags & WEFT_BTL_FLAG_FD) && m->ops->wait_fd) {
             EXPECT_EQ(m->ops->wait_fd(m), -1);
         }
+        if (m->caps.flags & WEFT_BTL_FLAG_FD) {
+            ASSERT_NE(m->ops->wait_fd, nullptr);
+            EXPECT_GE(m->ops->wait_fd(m), 0);
+        }
+        if (WEFT_HAS_MEMBER(m->ops, weft_btl_module_ops_t, prepare_wait) && m->ops->prepare_wait) {
+            // Arming an idle module is allowed at any time; progress() disarms.
+            EXPECT_TRUE(m->caps.flags & WEFT_BTL_FLAG_FD) << "prepare_wait without a wait_fd";
+            EXPECT_GE(m->ops->prepare_wait(m), 0);
+            EXPECT_GE(m->ops->progress(m), 0);
+        }
     }
     if (GetParam().mode == PeerMode::loopback) {
         EXPECT_EQ(m_->caps.exclusivity, WEFT_BTL_EXCLUSIVITY_SELF);

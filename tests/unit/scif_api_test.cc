@@ -23,6 +23,8 @@
 
 #include <weft/scif.h>
 
+#include "no_process_vm.hpp"
+
 namespace {
 
 std::set<std::string> list_dir(const char *path)
@@ -342,6 +344,122 @@ TEST(ScifApi, RegisterRmaAndFences)
     EXPECT_EQ(reap(pid), 0);
     scif_close(c);
     munmap(mine, 8192);
+}
+
+// Byte i of a pattern seeded with seed.
+unsigned char pat(size_t i, unsigned seed) { return static_cast<unsigned char>((i * 131 + seed) ^ (i >> 9)); }
+
+bool matches(const unsigned char *p, size_t len, unsigned seed, size_t from = 0)
+{
+    for (size_t i = 0; i < len; ++i)
+        if (p[i] != pat(from + i, seed))
+            return false;
+    return true;
+}
+
+void fill(unsigned char *p, size_t len, unsigned seed, size_t from = 0)
+{
+    for (size_t i = 0; i < len; ++i)
+        p[i] = pat(from + i, seed);
+}
+
+// RMA between two processes that the kernel forbids process_vm_readv/writev
+// (a seccomp filter): everything goes through the bounce fallback. Runs in
+// a forked child (the filter stays with it); returns 0 or the failing step.
+int rma_without_process_vm()
+{
+    constexpr size_t kWin = 1 << 20;
+    constexpr off_t kRemote = 0x100000;
+    Listener l;
+    pid_t pid = spawn_client(l.port, [&](scif_epd_t e) {
+        auto *buf = static_cast<unsigned char *>(
+            mmap(nullptr, kWin, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        fill(buf, kWin, 1);
+        if (scif_register(e, buf, kWin, kRemote, SCIF_PROT_READ | SCIF_PROT_WRITE,
+                          SCIF_MAP_FIXED) != kRemote)
+            return 10;
+        auto *ro = static_cast<unsigned char *>(
+            mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        if (scif_register(e, ro, 4096, 0x400000, SCIF_PROT_READ, SCIF_MAP_FIXED) != 0x400000)
+            return 11;
+        char go = 1;
+        scif_send(e, &go, 1, SCIF_SEND_BLOCK);
+        if (scif_recv(e, &go, 1, SCIF_RECV_BLOCK) != 1)
+            return 12;
+        // The parent wrote seed 2 at [0x80000, +300001) and seed 3 by
+        // writeto at [0x10, +65537), and signalled 77 at 0xff000.
+        if (!matches(buf + 0x80000, 300001, 2))
+            return 13;
+        if (!matches(buf + 0x10, 65537, 3))
+            return 14;
+        if (!matches(buf + 0x10 + 65537, 0x80000 - 0x10 - 65537, 1, 0x10 + 65537))
+            return 15;   // bytes between the writes untouched
+        uint64_t sig;
+        std::memcpy(&sig, buf + 0xff000, sizeof sig);
+        return sig == 77 ? 0 : 16;
+    });
+    scif_port_id peer;
+    scif_epd_t c;
+    if (scif_accept(l.epd, &peer, &c, SCIF_ACCEPT_SYNC) != 0)
+        return 20;
+    char go;
+    if (scif_recv(c, &go, 1, SCIF_RECV_BLOCK) != 1)
+        return 21;
+    // vreadfrom/vwriteto of sizes that are not multiples of a bounce slot.
+    std::vector<unsigned char> local(kWin);
+    for (size_t n : {size_t{1}, size_t{4095}, size_t{65536}, size_t{65537}, size_t{300001}, kWin}) {
+        std::fill(local.begin(), local.end(), 0);
+        if (scif_vreadfrom(c, local.data(), n, kRemote, SCIF_RMA_SYNC) != 0)
+            return 22;
+        if (!matches(local.data(), n, 1))
+            return 23;
+    }
+    if (scif_vreadfrom(c, local.data(), 100, kRemote + 7, 0) != 0 || !matches(local.data(), 100, 1, 7))
+        return 24;
+    fill(local.data(), 300001, 2);
+    if (scif_vwriteto(c, local.data(), 300001, kRemote + 0x80000, SCIF_RMA_ORDERED) != 0)
+        return 25;
+    // Registered-to-registered: readfrom into our window, writeto from it.
+    auto *mine = static_cast<unsigned char *>(
+        mmap(nullptr, kWin, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    off_t lo = scif_register(c, mine, kWin, 0, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+    if (lo == SCIF_REGISTER_FAILED)
+        return 26;
+    if (scif_readfrom(c, lo + 5, 200003, kRemote + 0x80000, SCIF_RMA_SYNC) != 0 ||
+        !matches(mine + 5, 200003, 2))
+        return 27;
+    fill(mine, 65537, 3);
+    if (scif_writeto(c, lo, 65537, kRemote + 0x10, SCIF_RMA_SYNC | SCIF_RMA_ORDERED) != 0)
+        return 28;
+    int mark = -1;
+    if (scif_fence_mark(c, SCIF_FENCE_INIT_SELF, &mark) != 0 || scif_fence_wait(c, mark) != 0)
+        return 29;
+    if (scif_fence_signal(c, 0, 0, kRemote + 0xff000, 77, SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_REMOTE) != 0)
+        return 30;
+    // Errors still come back: past the window, and a write to a read-only one.
+    if (scif_vreadfrom(c, local.data(), 8192, kRemote + kWin - 4096, 0) != -1 || errno != ENXIO)
+        return 31;
+    if (scif_vwriteto(c, local.data(), 16, 0x400000, 0) != -1 || errno != EACCES)
+        return 32;
+    if (scif_send(c, &go, 1, SCIF_SEND_BLOCK) != 1)
+        return 33;
+    const int child = reap(pid);
+    scif_close(c);
+    munmap(mine, kWin);
+    return child == 0 ? 0 : 100 + child;
+}
+
+TEST(ScifApi, RmaFallsBackToBounceBuffersWhenTheKernelRefusesProcessVm)
+{
+    const char *tmp = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+    const auto shm_before = list_dir("/dev/shm");
+    const auto tmp_before = list_dir(tmp);
+    const int code = weft::test::run_without_process_vm(rma_without_process_vm);
+    if (code == 77)
+        GTEST_SKIP() << "cannot install a seccomp filter here";
+    EXPECT_EQ(code, 0) << "failing step (see rma_without_process_vm; 100+ = the peer's)";
+    EXPECT_EQ(list_dir("/dev/shm"), shm_before);
+    EXPECT_EQ(list_dir(tmp), tmp_before);
 }
 
 TEST(ScifApi, PeerKilledMidTransferIsAnErrorAndLeavesNothing)

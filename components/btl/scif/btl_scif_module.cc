@@ -1,5 +1,6 @@
 #include "btl_scif_module.hpp"
 
+#include <sys/epoll.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -66,6 +67,8 @@ ScifModule::~ScifModule()
             sc::close_endpoint(ep->epd);
     if (listen_epd_ >= 0)
         sc::close_endpoint(listen_epd_);
+    if (epoll_fd_ >= 0)
+        ::close(epoll_fd_);
 }
 
 void ScifModule::log_error(const char *fmt, const std::string &arg) const
@@ -83,6 +86,7 @@ int ScifModule::start()
         return WEFT_ERR_IO;
     }
     sc::Endpoint *lis = sc::lookup(listen_epd_);
+    lis->rma_service = false;   // no scif windows here: put/get use rkeys
     int port = sc::bind_port(*lis, 0);
     if (port < 0 || sc::listen_on(*lis, 1024) < 0) {
         log_error("btl/scif: cannot bind and listen on a scif port: %s",
@@ -90,6 +94,14 @@ int ScifModule::start()
         return WEFT_ERR_IO;
     }
     port_ = static_cast<uint16_t>(port);
+    epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_fd_ >= 0) {
+        watch(listen_epd_);
+        c_.caps.flags |= WEFT_BTL_FLAG_FD;
+    } else {
+        log_error("btl/scif: no epoll set for wait_fd (%s); blocking progress will yield instead",
+                  std::strerror(errno));
+    }
     // Single-copy put/get need process_vm_readv; a seccomp filter or an old
     // kernel can forbid it. Try it on ourselves: without it, no PUT/GET.
     uint64_t word = 42, got = 0;
@@ -187,6 +199,8 @@ int ScifModule::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
     ep->epd = sc::open_endpoint();
     if (ep->epd < 0)
         return WEFT_ERR_IO;
+    watch(ep->epd);
+    sc::lookup(ep->epd)->rma_service = false;
     // Never blocks: the connect completes in progress() once the peer's
     // module accepts.
     int rc = sc::connect_to(*sc::lookup(ep->epd), card.port, false);
@@ -425,6 +439,21 @@ void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
     ep.phase = EpPhase::connected;
     ep.c.state = WEFT_BTL_EP_CONNECTED;
     ++*events;
+    // Which path large data takes to this peer, said once per connection.
+    if (const sc::Endpoint *s = sc::lookup(ep.epd)) {
+        if (s->single_copy)
+            host_->log(&c_.component->base, WEFT_LOG_INFO,
+                       "btl/scif: rank %u (pid %d): large messages and put/get by single copy "
+                       "(process_vm_readv/writev)",
+                       ep.c.peer_rank, static_cast<int>(s->peer_pid));
+        else
+            host_->log(&c_.component->base, WEFT_LOG_INFO,
+                       "btl/scif: rank %u (pid %d): the kernel refused process_vm_readv toward "
+                       "it (seccomp profile or ptrace rules; a real attempt failed): large "
+                       "messages go in fragments through the shared ring, put/get fail with "
+                       "not-supported",
+                       ep.c.peer_rank, static_cast<int>(s->peer_pid));
+    }
     if (announce) {
         // The peer may have sent right after its accept: that data waits for
         // the next progress() call, so the runtime sees CONNECTED first.
@@ -654,9 +683,15 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
     }
     if (ep.phase == EpPhase::connected && !ep.pending.empty())
         flush_pending(ep);
-    *events += deliver(ep, kDeliverBudget);
+    const int delivered = deliver(ep, kDeliverBudget);
+    *events += delivered;
     if (ep.phase == EpPhase::dead || ep.phase == EpPhase::waiting_peer)
         return;
+    // The peer may sleep until we free ring room (one fence per batch).
+    if (delivered > 0) {
+        if (sc::Endpoint *rs = sc::lookup(ep.epd); rs && rs->rx.producer_sleeps())
+            sc::notify(*rs);
+    }
     if (ep.phase == EpPhase::connected && !ep.pending.empty())
         flush_pending(ep);
     if (ep.phase == EpPhase::connected)
@@ -707,6 +742,7 @@ void ScifModule::accept_new(int *events)
         int epd = sc::adopt(std::move(conn));
         if (epd < 0)
             return;
+        watch(epd);
         auto ep = std::make_unique<ScifEndpoint>();
         ep->c.size = sizeof ep->c;
         ep->c.module = &c_;
@@ -735,6 +771,8 @@ int ScifModule::progress()
     in_progress_ = true;
     ++rounds_;
     int events = 0;
+    if (armed_)
+        disarm(&events);
     if (rounds_ % 64 == 1 || endpoints_.empty())
         accept_new(&events);
     // Index loop: upcalls may start new connections (push_back).
@@ -749,6 +787,84 @@ int ScifModule::progress()
     reap();
     in_progress_ = false;
     return events;
+}
+
+void ScifModule::watch(int epd)
+{
+    if (epoll_fd_ < 0 || epd < 0)
+        return;
+    // Closing the socket removes it from the set (nothing else holds it).
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = epd;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, epd, &ev);
+}
+
+void ScifModule::set_waiting(bool on)
+{
+    for (auto &e : endpoints_) {
+        sc::Endpoint *s = e->epd >= 0 ? sc::lookup(e->epd) : nullptr;
+        if (!s || s->state != sc::State::connected)
+            continue;
+        s->rx.set_waiting(on);
+        // Sends that wait for ring room need a wake-up when the peer frees it.
+        s->tx.set_waiting(on && (!e->pending.empty() || !e->acks_owed.empty()));
+    }
+}
+
+// Work progress() would do now, without doing it (no upcall). Conservative:
+// a false "yes" costs one more poll, a false "no" a lost wake-up.
+bool ScifModule::has_work()
+{
+    if (!completions_.empty())
+        return true;
+    for (auto &e : endpoints_) {
+        if (e->phase == EpPhase::dead) {
+            if (!e->reported || (e->close_requested && e->c.state == WEFT_BTL_EP_FAILED))
+                return true;
+            continue;
+        }
+        if (e->closing)
+            return true;
+        sc::Endpoint *s = e->epd >= 0 ? sc::lookup(e->epd) : nullptr;
+        if (!s || s->state != sc::State::connected)
+            continue;   // a connect in flight: its ack arrives on the socket
+        sc::Chunk c;
+        if (s->rx.peek(&c) || s->peer_closed())
+            return true;
+        if ((!e->pending.empty() || !e->acks_owed.empty()) && s->tx.has_room(sc::kCell))
+            return true;
+    }
+    return false;
+}
+
+int ScifModule::prepare_wait()
+{
+    if (epoll_fd_ < 0)
+        return WEFT_ERR_NOT_SUPPORTED;
+    if (in_progress_)
+        return 1;
+    set_waiting(true);   // each store is followed by a seq_cst fence
+    armed_ = true;
+    if (has_work()) {
+        int events = 0;
+        disarm(&events);
+        return 1;
+    }
+    return 0;
+}
+
+void ScifModule::disarm(int *events)
+{
+    armed_ = false;
+    set_waiting(false);
+    // Eat the wake-ups that made the set readable (and notice hang-ups),
+    // so the next wait does not return at once.
+    for (auto &e : endpoints_)
+        if (sc::Endpoint *s = e->epd >= 0 ? sc::lookup(e->epd) : nullptr;
+            s && s->state == sc::State::connected)
+            sc::drain_control(*s);
+    accept_new(events);
 }
 
 int ScifModule::disconnect(ScifEndpoint &ep)

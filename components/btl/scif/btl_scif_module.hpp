@@ -13,6 +13,15 @@
 //   the rendezvous needs one;
 // - put/get copy once with process_vm_writev/readv into the peer's memory,
 //   checked against the rkey; completions are reported from progress().
+// Blocking (wait_fd): the module's descriptor is an epoll set of the
+// listening socket and every connection's control socket. prepare_wait()
+// sets each ring's consumer_waiting flag (and producer_waiting where sends
+// wait for room), fences and re-checks the rings; a peer that publishes
+// after the flag is set sees it (it already fences and looks after every
+// publish) and sends a wake-up message on the control socket, which makes
+// the set readable. A hang-up (peer killed) and a new connection wake it
+// too. The flags stay clear while the process polls, so a sender to an
+// awake receiver makes no system call and no atomic read-modify-write.
 // The connector's first message is a hello (rank, job id): the acceptor
 // learns ep->peer_rank from it before the accepted upcall, and answers with a
 // hello reply (accept, duplicate, refuse) before the connector sends anything
@@ -133,6 +142,8 @@ public:
     int mem_register(void *addr, size_t len, weft_btl_reg_t *reg);
     int mem_deregister(weft_btl_reg_t *reg);
     int progress();
+    int wait_fd() const { return epoll_fd_; }
+    int prepare_wait();
     int disconnect(ScifEndpoint &ep);
     bool in_progress() const { return in_progress_; }
 
@@ -151,6 +162,10 @@ private:
     uint32_t my_rank() const;
     void finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status, const char *reason);
     void reap();
+    void watch(int epd);
+    void set_waiting(bool on);
+    bool has_work();
+    void disarm(int *events);
     void log_error(const char *fmt, const std::string &arg) const;
 
     const weft_host_t *host_;
@@ -162,6 +177,8 @@ private:
     std::vector<Completion> completions_;
     bool in_progress_ = false;
     unsigned long rounds_ = 0;
+    int epoll_fd_ = -1;      // wait_fd(): the sockets that wake a sleeper
+    bool armed_ = false;     // prepare_wait() set the waiting flags
 };
 
 extern const weft_btl_module_ops_t kScifModuleOps;

@@ -93,9 +93,17 @@ int op_progress(weft_btl_module_t *m)
     return self ? guarded([&] { return self->progress(); }) : WEFT_ERR_BAD_PARAM;
 }
 
-// Rings are polled; there is no descriptor that becomes readable on data
-// (the control socket only signals sleepers of the SCIF API).
-int op_wait_fd(weft_btl_module_t *) { return -1; }
+int op_wait_fd(weft_btl_module_t *m)
+{
+    ScifModule *self = ScifModule::from(m);
+    return self ? self->wait_fd() : -1;
+}
+
+int op_prepare_wait(weft_btl_module_t *m)
+{
+    ScifModule *self = ScifModule::from(m);
+    return self ? guarded([&] { return self->prepare_wait(); }) : WEFT_ERR_BAD_PARAM;
+}
 
 int op_disconnect(weft_btl_endpoint_t *ep)
 {
@@ -123,6 +131,7 @@ const weft_btl_module_ops_t kScifModuleOps = {
     .wait_fd = op_wait_fd,
     .disconnect = op_disconnect,
     .finalize = op_finalize,
+    .prepare_wait = op_prepare_wait,
 };
 
 } // namespace weft::btl_scif

@@ -15,6 +15,8 @@ size_t body_size(CtrlType t)
     case CtrlType::wake: return 0;
     case CtrlType::win_reg: return sizeof(WinReg);
     case CtrlType::win_unreg: return sizeof(WinUnreg);
+    case CtrlType::rma_req: return sizeof(RmaReq);
+    case CtrlType::rma_reply: return sizeof(RmaReply);
     }
     return SIZE_MAX;
 }
@@ -50,12 +52,13 @@ int parse_ctrl(std::span<const std::byte> bytes, CtrlMsg *out)
     switch (type) {
     case CtrlType::connect_req: {
         const uint32_t c = out->u.req.ring_cells;
-        if (c < kMinRingCells || c > kMaxRingCells || (c & (c - 1)) != 0 || out->u.req.src_port == 0)
+        if (c < kMinRingCells || c > kMaxRingCells || (c & (c - 1)) != 0 ||
+            out->u.req.src_port == 0 || (out->u.req.flags & ~kCtrlKnownFlags) != 0)
             return EINVAL;
         break;
     }
     case CtrlType::connect_ack:
-        if (out->u.ack.port == 0)
+        if (out->u.ack.port == 0 || (out->u.ack.flags & ~kCtrlKnownFlags) != 0)
             return EINVAL;
         break;
     case CtrlType::wake:
@@ -75,6 +78,19 @@ int parse_ctrl(std::span<const std::byte> bytes, CtrlMsg *out)
             return EINVAL;
         break;
     }
+    case CtrlType::rma_req: {
+        const RmaReq &r = out->u.rma;
+        const bool op_ok = r.op == static_cast<uint8_t>(RmaOp::read) ||
+                           r.op == static_cast<uint8_t>(RmaOp::write);
+        if (!op_ok || r.len == 0 || r.len > kBounceSlotBytes || r.slot >= kBounceSlots ||
+            r.offset > (uint64_t{1} << 62) || r.pad != 0)
+            return EINVAL;
+        break;
+    }
+    case CtrlType::rma_reply:
+        if (out->u.reply.status < 0 || out->u.reply.status > 4095)
+            return EINVAL;
+        break;
     }
     return 0;
 }

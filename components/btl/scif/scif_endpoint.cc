@@ -65,7 +65,11 @@ socklen_t port_address(uint16_t port, sockaddr_un *sa)
     return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
 }
 
-int send_ctrl(int fd, const CtrlMsg &msg, int pass_fd = -1)
+// Descriptors that travel with a control message (SCM_RIGHTS): the ring
+// segment, then the bounce server's socket and slots.
+constexpr size_t kMaxPassedFds = 3;
+
+int send_ctrl(int fd, const CtrlMsg &msg, std::span<const int> pass_fds = {})
 {
     std::byte buf[kCtrlMax];
     const size_t len = encode_ctrl(msg, std::span<std::byte, kCtrlMax>(buf, kCtrlMax));
@@ -73,15 +77,15 @@ int send_ctrl(int fd, const CtrlMsg &msg, int pass_fd = -1)
     msghdr mh{};
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
-    if (pass_fd >= 0) {
+    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kMaxPassedFds)];
+    if (!pass_fds.empty() && pass_fds.size() <= kMaxPassedFds) {
         mh.msg_control = cbuf;
-        mh.msg_controllen = sizeof cbuf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * pass_fds.size());
         cmsghdr *c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+        c->cmsg_len = CMSG_LEN(sizeof(int) * pass_fds.size());
+        std::memcpy(CMSG_DATA(c), pass_fds.data(), sizeof(int) * pass_fds.size());
     }
     for (;;) {
         ssize_t n = ::sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -102,17 +106,18 @@ int send_ctrl(int fd, const CtrlMsg &msg, int pass_fd = -1)
 }
 
 // Receives one control message without blocking. Returns its length, 0 at a
-// hang-up, -EAGAIN when none waits, -errno. A descriptor that came with it is
-// stored in *fd_out if wanted, else closed.
-ssize_t recv_ctrl(int fd, std::byte (&buf)[kCtrlMax], int *fd_out)
+// hang-up, -EAGAIN when none waits, -errno. Descriptors that came with it
+// are stored in fds_out (in order) if wanted, the rest closed.
+ssize_t recv_ctrl(int fd, std::byte (&buf)[kCtrlMax], std::span<UniqueFd> fds_out = {})
 {
-    if (fd_out)
-        *fd_out = -1;
+    for (UniqueFd &f : fds_out)
+        f.reset();
+    size_t stored = 0;
     iovec iov{buf, kCtrlMax};
     msghdr mh{};
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * (kMaxPassedFds + 1))];
     mh.msg_control = cbuf;
     mh.msg_controllen = sizeof cbuf;
     ssize_t n;
@@ -128,8 +133,8 @@ ssize_t recv_ctrl(int fd, std::byte (&buf)[kCtrlMax], int *fd_out)
         for (size_t i = 0; i < count; ++i) {
             int got;
             std::memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
-            if (fd_out && *fd_out < 0)
-                *fd_out = got;
+            if (stored < fds_out.size())
+                fds_out[stored++].reset(got);
             else
                 ::close(got);   // unasked-for descriptors never leak
         }
@@ -147,6 +152,20 @@ bool peer_has_my_uid(int fd, pid_t *pid)
         return false;
     *pid = cred.pid;
     return cred.uid == geteuid();
+}
+
+// May this process use process_vm_readv on pid at all? A real attempt on
+// an address that is never mapped (page 0): a permitted call fails with
+// EFAULT, a refused one with EPERM (ptrace rules, a seccomp filter), ENOSYS
+// or EACCES. Asked before the peer's probe word is known (connect_req).
+bool may_single_copy(pid_t pid)
+{
+    if (!single_copy_allowed())
+        return false;
+    char got = 0;
+    iovec l{&got, 1};
+    iovec r{nullptr, 1};
+    return ::process_vm_readv(pid, &l, 1, &r, 1, 0) == 1 || errno == EFAULT;
 }
 
 // Does process_vm_readv reach pid? A real attempt on its probe word.
@@ -346,13 +365,25 @@ int listen_on(Endpoint &ep, int backlog)
 
 namespace {
 
+// Starts serving the peer's RMA through its bounce slots when its message
+// asks for it (flags) and brought the socket and memfd.
+void maybe_serve(Endpoint &ep, uint16_t flags, UniqueFd &sock, UniqueFd &memfd)
+{
+    if (!(flags & kCtrlNeedBounce) || !ep.rma_service)
+        return;
+    // Failure leaves the peer's requests unanswered: its RMA sees a hang-up
+    // (ECONNRESET) once the descriptors close here, never a hang.
+    ep.server.start(ep, std::move(sock), std::move(memfd));
+}
+
 // Handles a connect_ack on a connecting endpoint.
-void complete_connect(Endpoint &ep, const ConnectAck &ack)
+void complete_connect(Endpoint &ep, const ConnectAck &ack, std::span<UniqueFd> fds)
 {
     ep.peer.port = ack.port;
-    ep.single_copy = probe_single_copy(ep.peer_pid, ack.probe_addr, ack.probe_value);
+    ep.single_copy = ep.single_copy && probe_single_copy(ep.peer_pid, ack.probe_addr, ack.probe_value);
     ep.ack_pending = false;
     ep.state = State::connected;
+    maybe_serve(ep, ack.flags, fds[0], fds[1]);
 }
 
 } // namespace
@@ -396,7 +427,17 @@ int connect_to(Endpoint &ep, uint16_t dst_port, bool block)
     req.u.req.ring_cells = cells;
     req.u.req.probe_addr = reinterpret_cast<uintptr_t>(&g_probe_word);
     req.u.req.probe_value = probe_word();
-    if (int src = send_ctrl(ep.fd(), req, mfd.get()); src != 0)
+    // Refused single copy (a real attempt): ask the acceptor to serve our
+    // RMA through bounce slots. The probe word check follows on the ack.
+    ep.single_copy = may_single_copy(ep.peer_pid);
+    UniqueFd svc_sock, svc_mem;
+    if (!ep.single_copy && ep.rma_service) {
+        if (int rc = make_bounce(&ep.bounce, &svc_sock, &svc_mem); rc != 0)
+            return rc;
+        req.u.req.flags |= kCtrlNeedBounce;
+    }
+    const int pass[3] = {mfd.get(), svc_sock.get(), svc_mem.get()};
+    if (int src = send_ctrl(ep.fd(), req, std::span<const int>(pass, svc_sock ? 3 : 1)); src != 0)
         return src == -EPIPE || src == -ECONNRESET ? -ECONNREFUSED : src;
     // The memfd closes here: from now on only the two mappings hold it.
     ep.peer = {0, dst_port};
@@ -452,11 +493,11 @@ int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out)
         // The connector sends its request right after connect(); one that
         // does not within the bound is dropped ("failed to complete").
         std::byte buf[kCtrlMax];
-        int mfd_raw = -1;
-        ssize_t n = recv_ctrl(ep->fd(), buf, &mfd_raw);
+        UniqueFd fds[kMaxPassedFds];
+        ssize_t n = recv_ctrl(ep->fd(), buf, fds);
         if (n == -EAGAIN && wait_readable(ep->fd(), 5000) > 0)
-            n = recv_ctrl(ep->fd(), buf, &mfd_raw);
-        UniqueFd mfd(mfd_raw);
+            n = recv_ctrl(ep->fd(), buf, fds);
+        UniqueFd &mfd = fds[0];
         CtrlMsg req;
         if (n <= 0 || parse_ctrl(std::span(buf, static_cast<size_t>(n)), &req) != 0 ||
             req.type != CtrlType::connect_req || !mfd) {
@@ -485,6 +526,7 @@ int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out)
         }
         touch_receive_ring(*ep, false, cells);
         attach(*ep, false, cells);
+        ep->rma_service = lis.rma_service;
         ep->single_copy = probe_single_copy(ep->peer_pid, req.u.req.probe_addr,
                                             req.u.req.probe_value);
         CtrlMsg ack{};
@@ -492,7 +534,15 @@ int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out)
         ack.u.ack.port = lis.port;
         ack.u.ack.probe_addr = reinterpret_cast<uintptr_t>(&g_probe_word);
         ack.u.ack.probe_value = probe_word();
-        if (send_ctrl(ep->fd(), ack) != 0) {
+        UniqueFd svc_sock, svc_mem;
+        if (!ep->single_copy && ep->rma_service) {
+            if (int rc = make_bounce(&ep->bounce, &svc_sock, &svc_mem); rc != 0)
+                return rc;
+            ack.u.ack.flags |= kCtrlNeedBounce;
+        }
+        maybe_serve(*ep, req.u.req.flags, fds[1], fds[2]);
+        const int pass[2] = {svc_sock.get(), svc_mem.get()};
+        if (send_ctrl(ep->fd(), ack, std::span<const int>(pass, svc_sock ? 2 : 0)) != 0) {
             if (!block)
                 return -EAGAIN;
             continue;
@@ -531,7 +581,9 @@ void drain_control(Endpoint &ep)
         return;
     std::byte buf[kCtrlMax];
     for (;;) {
-        ssize_t n = recv_ctrl(ep.fd(), buf, nullptr);
+        // Only a connect_ack brings descriptors (the bounce server's).
+        UniqueFd fds[2];
+        ssize_t n = recv_ctrl(ep.fd(), buf, fds);
         if (n == -EAGAIN)
             return;
         if (n <= 0 && n != -EPROTO) {
@@ -544,7 +596,7 @@ void drain_control(Endpoint &ep)
         switch (msg.type) {
         case CtrlType::connect_ack:
             if (ep.state == State::connecting)
-                complete_connect(ep, msg.u.ack);
+                complete_connect(ep, msg.u.ack, fds);
             break;
         case CtrlType::win_reg:
             if (ep.state == State::connected)
@@ -555,6 +607,8 @@ void drain_control(Endpoint &ep)
             break;
         case CtrlType::wake:
         case CtrlType::connect_req:
+        case CtrlType::rma_req:     // belong on the service socket: ignored here
+        case CtrlType::rma_reply:
             break;
         }
     }

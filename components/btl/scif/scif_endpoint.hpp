@@ -12,13 +12,17 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
 #include <weft/scif.h>
 
+#include "scif_bounce.hpp"
 #include "scif_ring.hpp"
 #include "scif_sys.hpp"
 
@@ -32,6 +36,30 @@ struct Window {
     std::byte *addr;   // local windows: our address; remote: the peer's
     int prot;
 };
+
+// Resolves [off, off + len) through windows that are contiguous in the
+// registered address space, calling piece(address, length) for each part.
+// -ENXIO if a byte is not covered, -EACCES if a window lacks prot.
+template <class Piece>
+int resolve_windows(const std::vector<Window> &wins, uint64_t off, uint64_t len, int prot,
+                    Piece &&piece)
+{
+    while (len > 0) {
+        auto it = std::find_if(wins.begin(), wins.end(), [&](const Window &w) {
+            return off >= w.offset && off < w.offset + w.length;
+        });
+        if (it == wins.end())
+            return -ENXIO;
+        if ((it->prot & prot) != prot)
+            return -EACCES;
+        const uint64_t n = std::min(len, it->offset + it->length - off);
+        if (int rc = piece(it->addr + (off - it->offset), n); rc != 0)
+            return rc;
+        off += n;
+        len -= n;
+    }
+    return 0;
+}
 
 // Per side of a connection, in the segment: RMA progress counters the peer's
 // fences read. Each side writes only its own.
@@ -50,6 +78,10 @@ public:
     scif_port_id peer{};
     pid_t peer_pid = 0;
     bool single_copy = false;      // process_vm_readv/writev reach the peer
+    // Offer and accept the bounce fallback of RMA on this endpoint's
+    // connections (an accepted endpoint inherits its listener's choice).
+    // btl/scif, which uses no windows, turns it off.
+    bool rma_service = true;
     bool peer_gone = false;        // hang-up seen on the control socket
     int connect_error = 0;         // an asynchronous connect that failed
     bool ack_pending = false;      // connect_req sent, ack not yet seen
@@ -63,9 +95,16 @@ public:
     std::vector<Window> windows;         // registered here
     std::vector<Window> remote_windows;  // registered by the peer, as it told us
     uint64_t fence_marks = 0;
+    // The bounce fallback (scif_bounce.hpp): ours when single_copy is false,
+    // the server when the peer's is. windows changes under win_lock once a
+    // server may read it.
+    BounceRequester bounce;
+    std::mutex win_lock;
 
     // The peer closed its endpoint (orderly) or is gone (exit, SIGKILL).
     bool peer_closed() { return peer_gone || rx.producer_closed(); }
+
+    BounceServer server;   // last: stopped before the windows it reads go
 
 private:
     UniqueFd sock_;

@@ -4,7 +4,9 @@
 // pages; the peer learns of it by a win_reg control message sent before
 // scif_register() returns, so any later message of ours (ring or socket)
 // arrives after it. RMA resolves both ranges to addresses and copies once
-// with process_vm_readv/writev. Every RMA completes before its call returns
+// with process_vm_readv/writev; when the kernel refused those toward the
+// peer at connect time, through the peer's bounce server instead
+// (scif_bounce.hpp). Every RMA completes before its call returns
 // (the CPU moves the data), so SYNC and ORDERED hold trivially and a fence on
 // our own RMAs is already satisfied; a fence on the peer's RMAs waits on the
 // peer's completion counter in the shared segment.
@@ -52,27 +54,10 @@ bool overlaps(const Window &w, uint64_t off, uint64_t len)
 // Is [addr, addr + len) mapped? msync answers ENOMEM for unmapped pages.
 bool mapped(void *addr, size_t len) { return ::msync(addr, len, MS_ASYNC) == 0; }
 
-// Resolves [off, off + len) through windows that are contiguous in the
-// registered address space, calling piece(address, length) for each part.
-// -ENXIO if a byte is not covered, -EACCES if a window lacks prot.
 template <class Piece>
 int resolve(std::vector<Window> &wins, uint64_t off, uint64_t len, int prot, Piece &&piece)
 {
-    while (len > 0) {
-        auto it = std::find_if(wins.begin(), wins.end(), [&](const Window &w) {
-            return off >= w.offset && off < w.offset + w.length;
-        });
-        if (it == wins.end())
-            return -ENXIO;
-        if ((it->prot & prot) != prot)
-            return -EACCES;
-        const uint64_t n = std::min(len, it->offset + it->length - off);
-        if (int rc = piece(it->addr + (off - it->offset), n); rc != 0)
-            return rc;
-        off += n;
-        len -= n;
-    }
-    return 0;
+    return resolve_windows(wins, off, len, prot, std::forward<Piece>(piece));
 }
 
 // Checks a remote range first without copying, draining window notices once
@@ -124,8 +109,14 @@ private:
 // registered range at roff.
 int move_remote(Endpoint &ep, bool read, std::byte *local, uint64_t roff, uint64_t len)
 {
-    if (!ep.single_copy)
-        return -EOPNOTSUPP;   // see README: the bounce fallback of the SCIF API is not done
+    if (!ep.single_copy) {
+        // The kernel refused process_vm_* toward the peer: its server copies
+        // through our bounce slots. No server (the peer did not offer one)
+        // leaves no way to reach its memory.
+        if (!ep.bounce)
+            return -EOPNOTSUPP;
+        return bounce_move(ep.bounce, read ? RmaOp::read : RmaOp::write, local, roff, len);
+    }
     uint64_t done = 0;
     return resolve(ep.remote_windows, roff, len, read ? SCIF_PROT_READ : SCIF_PROT_WRITE,
                    [&](std::byte *remote, uint64_t n) {
@@ -260,6 +251,7 @@ WEFT_SCIF_API off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t 
     if (po > static_cast<uint64_t>(LLONG_MAX) - len)
         return ret(-ENOMEM);
     try {
+        std::lock_guard<std::mutex> lock(ep->win_lock);
         ep->windows.push_back({po, len, static_cast<std::byte *>(addr), prot_flags});
     } catch (...) {
         return ret(-ENOMEM);
@@ -270,6 +262,7 @@ WEFT_SCIF_API off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t 
     std::byte buf[kCtrlMax];
     const size_t n = encode_ctrl(m, std::span<std::byte, kCtrlMax>(buf, kCtrlMax));
     if (::send(ep->fd(), buf, n, MSG_NOSIGNAL) != static_cast<ssize_t>(n)) {
+        std::lock_guard<std::mutex> lock(ep->win_lock);
         ep->windows.pop_back();
         return ret(-ECONNRESET);
     }
@@ -296,7 +289,10 @@ WEFT_SCIF_API int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
     }
     if (!any)
         return ret(-ENXIO);
-    std::erase_if(ep->windows, [&](const Window &w) { return overlaps(w, off, len); });
+    {
+        std::lock_guard<std::mutex> lock(ep->win_lock);
+        std::erase_if(ep->windows, [&](const Window &w) { return overlaps(w, off, len); });
+    }
     CtrlMsg m{};
     m.type = CtrlType::win_unreg;
     m.u.unreg = {off, len};

@@ -179,6 +179,15 @@ typedef struct weft_btl_module_ops {
     int (*disconnect)(struct weft_btl_endpoint *ep);
     /* Releases the module and all its endpoints. */
     int (*finalize)(struct weft_btl_module *m);
+    /* Optional (added later: check WEFT_HAS_MEMBER, then non-NULL). Called
+     * right before the caller blocks on wait_fd(): the module arms its
+     * wake-ups (whatever arrives from now on makes wait_fd() readable) and
+     * re-checks for work. Returns > 0 when progress() has work already (do
+     * not block), 0 when blocking is safe, or an error. The next progress()
+     * disarms. It makes no upcall. A module without it keeps wait_fd()
+     * readable-on-work unasked. Lets a module keep its fast path free of
+     * system calls while the receiver polls. */
+    int (*prepare_wait)(struct weft_btl_module *m);
 } weft_btl_module_ops_t;
 
 typedef struct weft_btl_module {
