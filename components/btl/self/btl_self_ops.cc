@@ -118,6 +118,7 @@ const weft_btl_module_ops_t kSelfModuleOps = {
     .wait_fd = op_wait_fd,
     .disconnect = op_disconnect,
     .finalize = op_finalize,
+    .sendx = nullptr,   // self delivers in order only
 };
 
 } // namespace weft::btl_self
