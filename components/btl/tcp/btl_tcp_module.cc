@@ -69,6 +69,17 @@ std::string peer_text(const sockaddr_storage &ss)
     return std::string(text) + ":" + std::to_string(port);
 }
 
+// A numeric sysctl, or "no limit known" when it cannot be read.
+size_t sysctl_size(const char *path)
+{
+    unsigned long long v = 0;
+    std::FILE *f = std::fopen(path, "re");
+    const bool ok = f && std::fscanf(f, "%llu", &v) == 1;
+    if (f)
+        std::fclose(f);
+    return ok ? static_cast<size_t>(v) : SIZE_MAX;
+}
+
 static_assert(std::is_standard_layout_v<TcpEndpoint> && offsetof(TcpEndpoint, c) == 0,
               "the C endpoint must convert back to TcpEndpoint");
 
@@ -94,6 +105,8 @@ TcpModule::TcpModule(const weft_host_t *host, const weft_btl_component_t *compon
     c_.caps.priority = config.priority + (WEFT_DISTANCE_UNKNOWN - iface.distance);
     std::snprintf(c_.name, sizeof c_.name, "tcp/%s", iface.addr.name.c_str());
     c_.module_ctx = this;
+    rmem_max_ = sysctl_size("/proc/sys/net/core/rmem_max");
+    wmem_max_ = sysctl_size("/proc/sys/net/core/wmem_max");
 }
 
 TcpModule::~TcpModule() = default;
@@ -255,14 +268,16 @@ void TcpModule::tune(int fd) const
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &config_.keepalive_time, sizeof(int));
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &config_.keepalive_intvl, sizeof(int));
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &config_.keepalive_probes, sizeof(int));
-    if (config_.sndbuf > 0) {
-        int v = static_cast<int>(std::min<size_t>(config_.sndbuf, INT32_MAX));
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v);
-    }
-    if (config_.rcvbuf > 0) {
-        int v = static_cast<int>(std::min<size_t>(config_.rcvbuf, INT32_MAX));
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v);
-    }
+    // A fixed size turns the kernel's autotuning off: worth it only when
+    // the kernel grants the whole size (else the socket would end smaller).
+    auto fixed = [fd](int opt, size_t want, size_t kernel_max) {
+        if (want > 0 && want <= kernel_max) {
+            int v = static_cast<int>(std::min<size_t>(want, INT32_MAX));
+            setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
+        }
+    };
+    fixed(SO_SNDBUF, config_.sndbuf, wmem_max_);
+    fixed(SO_RCVBUF, config_.rcvbuf, rmem_max_);
 }
 
 TcpEndpoint *TcpModule::find_peer(uint32_t rank)

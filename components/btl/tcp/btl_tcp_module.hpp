@@ -42,8 +42,8 @@ struct TcpConfig {
     int priority = 10;
     size_t eager_limit = 64 * 1024;
     size_t max_send = size_t{64} << 20;
-    size_t sndbuf = 0, rcvbuf = 0;
-    unsigned links = 1;                 // connections per endpoint
+    size_t sndbuf = size_t{4} << 20, rcvbuf = size_t{4} << 20;
+    unsigned links = 2;                 // connections per endpoint
     size_t max_queued = 4096;           // frames waiting per endpoint before AGAIN
     double handshake_timeout = 10.0;    // seconds
     int keepalive_time = 30, keepalive_intvl = 5, keepalive_probes = 4;   // seconds, count
@@ -178,6 +178,7 @@ private:
     unsigned long refused_ = 0;
     bool warned_refused_ = false;
     bool close_pending_ = false;        // a disconnect() waits for its close frame to go out
+    size_t rmem_max_ = SIZE_MAX, wmem_max_ = SIZE_MAX;   // what SO_RCVBUF/SO_SNDBUF may ask
 };
 
 extern const weft_btl_module_ops_t kTcpModuleOps;
