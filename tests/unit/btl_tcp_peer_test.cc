@@ -233,9 +233,21 @@ TEST_F(BtlTcp, StrangersAreRefusedAndCounted)
     EXPECT_NE(all.find("another-job"), std::string::npos) << all;
 }
 
+// The parent of a forked pair: its modules up as rank 0 of job, and the
+// child's card (empty when none came).
+std::vector<std::byte> parent_side(BtlHarness &h, Channel &ch, const std::string &job)
+{
+    if (!h.init_modules().empty())
+        return {};
+    h.set_process(0, 2, job);
+    if (!ch.send(h.card()))
+        return {};
+    return ch.receive(std::chrono::seconds(30)).value_or(std::vector<std::byte>{});
+}
+
 // Sends 4 MiB messages to a peer that is then killed; both ordered and
 // (with several links) unordered frames are in flight.
-void peer_killed_mid_transfer(BtlHarness &h_, bool unordered)
+void peer_killed_mid_transfer(BtlHarness &h, bool unordered)
 {
     int fds[2];
     ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
@@ -246,16 +258,16 @@ void peer_killed_mid_transfer(BtlHarness &h_, bool unordered)
         // so the parent's large messages pile up in flight.
         close(fds[0]);
         Channel ch(fds[1]);
-        if (!h_.init_modules().empty())
+        if (!h.init_modules().empty())
             _exit(1);
-        h_.set_process(1, 2, "kill-test");
-        ch.send(h_.card());
+        h.set_process(1, 2, "kill-test");
+        ch.send(h.card());
         auto card = ch.receive(std::chrono::seconds(30));
         if (!card)
             _exit(1);
         auto peer = BtlHarness::peer(0, WEFT_PEER_SAME_NODE, *card);
         weft_btl_endpoint_t *ep = nullptr;
-        if (!h_.connect(peer, &ep).empty())
+        if (!h.connect(peer, &ep).empty())
             _exit(1);
         ch.send(std::string("connected"));
         ch.receive(std::chrono::seconds(60));   // until killed
@@ -263,16 +275,13 @@ void peer_killed_mid_transfer(BtlHarness &h_, bool unordered)
     }
     close(fds[1]);
     Channel ch(fds[0]);
-    ASSERT_EQ(h_.init_modules(), "");
-    h_.set_process(0, 2, "kill-test");
-    ASSERT_TRUE(ch.send(h_.card()));
-    auto card = ch.receive(std::chrono::seconds(30));
-    ASSERT_TRUE(card.has_value());
-    auto peer = BtlHarness::peer(1, WEFT_PEER_SAME_NODE, *card);
+    const std::vector<std::byte> card = parent_side(h, ch, "kill-test");
+    ASSERT_FALSE(card.empty()) << "the child sent no card";
+    auto peer = BtlHarness::peer(1, WEFT_PEER_SAME_NODE, card);
     weft_btl_endpoint_t *ep = nullptr;
-    ASSERT_EQ(h_.connect(peer, &ep), "");
+    ASSERT_EQ(h.connect(peer, &ep), "");
     // Wait for the victim's CONNECTED while progressing (its side of the handshake).
-    ASSERT_TRUE(h_.progress_until([&] { return ch.readable(); }));
+    ASSERT_TRUE(h.progress_until([&] { return ch.readable(); }));
     ASSERT_TRUE(ch.receive(std::chrono::seconds(30)).has_value());
     auto big = pattern(size_t{4} << 20, 3);
     iovec iov{big.data(), big.size()};
@@ -286,12 +295,12 @@ void peer_killed_mid_transfer(BtlHarness &h_, bool unordered)
     kill(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
-    ASSERT_TRUE(h_.progress_until([&] { return h_.count_states(ep, WEFT_BTL_EP_FAILED) > 0; }))
-        << h_.failure();
+    ASSERT_TRUE(h.progress_until([&] { return h.count_states(ep, WEFT_BTL_EP_FAILED) > 0; }))
+        << h.failure();
     // The FAILED record of this endpoint (the victim's own connection
     // attempt may still sit in the listener's backlog and show up later).
     const StateChange *failed = nullptr;
-    for (const auto &st : h_.states)
+    for (const auto &st : h.states)
         if (st.ep == ep && st.state == WEFT_BTL_EP_FAILED)
             failed = &st;
     ASSERT_NE(failed, nullptr);
@@ -300,7 +309,7 @@ void peer_killed_mid_transfer(BtlHarness &h_, bool unordered)
     EXPECT_LT(failed->status, 0);
     // The endpoint is gone: progress stays quiet, nothing hangs.
     for (int i = 0; i < 10; ++i)
-        EXPECT_GE(h_.progress_once(), 0);
+        EXPECT_GE(h.progress_once(), 0);
 }
 
 TEST_F(BtlTcp, PeerKilledMidTransferFailsWithItsRankAndHost)
@@ -518,12 +527,9 @@ TEST_F(BtlTcpLinks, MismatchedLinkCountIsRefusedWithAClearError)
     }
     close(fds[1]);
     Channel ch(fds[0]);
-    ASSERT_EQ(h_.init_modules(), "");
-    h_.set_process(0, 2, "links-test");
-    ASSERT_TRUE(ch.send(h_.card()));
-    auto card = ch.receive(std::chrono::seconds(30));
-    ASSERT_TRUE(card.has_value());
-    auto peer = BtlHarness::peer(1, WEFT_PEER_SAME_NODE, *card);
+    const std::vector<std::byte> card = parent_side(h_, ch, "links-test");
+    ASSERT_FALSE(card.empty()) << "the child sent no card";
+    auto peer = BtlHarness::peer(1, WEFT_PEER_SAME_NODE, card);
     weft_btl_endpoint_t *ep = nullptr;
     std::string err = h_.connect(peer, &ep);
     ch.send(std::string("done"));
