@@ -185,9 +185,9 @@ typedef struct weft_btl_upcalls {
      * it from head. The module copies what it already holds and receives
      * the rest straight into those buffers, then calls placed(am_id,
      * place->token, WEFT_SUCCESS) from progress(). If the endpoint fails
-     * first, it calls placed(am_id, token, error) instead, before the FAILED upcall. Every
-     * accepted placement gets exactly one placed() call, and the module
-     * writes nothing into the buffers after it. */
+     * or closes first, it calls placed(am_id, token, error) instead, before
+     * the state upcall. Every accepted placement gets exactly one placed()
+     * call, and the module writes nothing into the buffers after it. */
     int (*place)(void *ctx, struct weft_btl_endpoint *ep, uint8_t am_id, const void *head,
                  size_t head_len, size_t len, struct weft_btl_placement *place);
     void (*placed)(void *ctx, struct weft_btl_endpoint *ep, uint8_t am_id, uint64_t token, int status);
