@@ -29,6 +29,7 @@ Engine::~Engine()
     if (g_engine_for_callbacks == this)
         g_engine_for_callbacks = nullptr;
     rt_.set_handler(wire::kAmEngine, nullptr, nullptr);
+    rt_.set_place_handler(wire::kAmEngine, nullptr, nullptr, nullptr);
     rt_.set_peer_failed_handler(nullptr, nullptr);
     rt_.progress().remove(poll, this);
     // Registrations of unfinished rendezvous sends go back to their modules.
@@ -52,6 +53,7 @@ Status Engine::init()
     portals_[WEFT_PT_TAGGED].lazy = true;
     if (Status st = rt_.set_handler(wire::kAmEngine, on_am, this); !st.ok())
         return st;
+    enable_placement();
     rt_.set_peer_failed_handler(on_peer_failed, this);
     rt_.progress().add(poll, this, -1);
     g_engine_for_callbacks = this;
@@ -280,7 +282,7 @@ bool Engine::continue_data(PeerState &ps, Op *op)
         d.length = static_cast<uint32_t>(n);
         d.token = op->token;
         d.chunk_offset = op->sent;
-        int rc = send_frame(ps, bytes_of(d), std::span(op->data + op->sent, n));
+        int rc = send_data(ps, d, std::span(op->data + op->sent, n));
         if (rc == WEFT_ERR_AGAIN)
             return false;
         if (rc != WEFT_SUCCESS) {

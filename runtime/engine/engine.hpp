@@ -182,6 +182,13 @@ struct Incoming {
     weft_btl_module_t *reg_module = nullptr;
 };
 
+// A Data frame a module is receiving straight into an MD (placement.cc).
+struct Landing {
+    uint64_t handle = 0;
+    uint64_t incoming = 0;                 // the Incoming's handle
+    size_t bytes = 0;
+};
+
 struct Portal {
     Me *head = nullptr, *tail = nullptr;
     bool lazy = false;
@@ -301,6 +308,14 @@ private:
     int start_part_get(Incoming *in, size_t from, size_t len);
     Status split_rendezvous(Incoming *in, uint64_t handle);
     void part_done(Incoming *in, int status);
+    // Rendezvous Data frames (placement.cc): unordered sends, direct placement.
+    void enable_placement();
+    int send_data(PeerState &ps, const wire::Data &d, std::span<const std::byte> payload);
+    Incoming *data_target(const wire::Data &d, size_t bytes, bool quiet);
+    void data_landed(Incoming *in, size_t bytes);
+    static int on_place(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
+                        weft_btl_placement_t *place);
+    static void on_placed(void *ctx, weft_btl_endpoint_t *ep, uint64_t token, int status);
     Me *match(unsigned portal, uint32_t src, uint64_t bits, unsigned op, size_t rlength, size_t offset);
     bool md_accepts(const Md &md, unsigned op, size_t rlength, size_t offset) const;
     // Lands a put (eager data or a rendezvous header) into md.
@@ -343,6 +358,7 @@ private:
     Pool<Op, 5> ops_;
     Pool<Unexpected, 6> unexpected_;
     Pool<Incoming, 7> incoming_;
+    Pool<Landing, 8> landings_;
     std::vector<PeerState *> busy_;        // peers with queued ops or control frames
     size_t dropped_ = 0;                   // puts that matched nothing (non-lazy portal)
     size_t rejected_ = 0;                  // malformed frames

@@ -4,6 +4,7 @@ libweft_la_SOURCES += \
 	runtime/engine/api.cc \
 	runtime/engine/engine.cc runtime/engine/engine.hpp \
 	runtime/engine/objects.cc \
+	runtime/engine/placement.cc \
 	runtime/engine/pool.hpp \
 	runtime/engine/tagged.cc \
 	runtime/engine/target.cc \

@@ -440,20 +440,12 @@ void Engine::finish_incoming(Incoming *in, int status)
 void Engine::handle_data(const wire::Frame &f)
 {
     auto d = wire::read<wire::Data>(f);
-    Incoming *in = incoming_.get(d.token);
-    if (!in || !in->md) {
-        reject(WEFT_RANK_ANY, "data chunk for an unknown or finished receive");
+    Incoming *in = data_target(d, f.payload.size(), false);
+    if (!in)
         return;
-    }
-    if (d.chunk_offset > in->mlength || f.payload.size() > in->mlength - d.chunk_offset) {
-        reject(in->source, "data chunk beyond the receive's length");
-        return;
-    }
     std::memcpy(static_cast<std::byte *>(in->md->desc.start) + in->offset + d.chunk_offset,
                 f.payload.data(), f.payload.size());
-    in->received += f.payload.size();
-    if (in->received >= in->mlength)
-        finish_incoming(in, WEFT_SUCCESS);
+    data_landed(in, f.payload.size());
 }
 
 // ---------------------------------------------------------------- initiator's answers

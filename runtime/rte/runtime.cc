@@ -64,6 +64,8 @@ Status Runtime::setup()
     up.recv = up_recv;
     up.state = up_state;
     up.accepted = up_accepted;
+    up.place = up_place;
+    up.placed = up_placed;
     process_.size = sizeof process_;
     process_.rank = pmix_.rank();
     process_.job_size = pmix_.size();
@@ -181,6 +183,11 @@ Status Runtime::set_handler(uint8_t am_id, AmHandler fn, void *ctx)
     return Status::success();
 }
 
+void Runtime::set_place_handler(uint8_t am_id, PlaceHandler place, PlacedHandler placed, void *ctx)
+{
+    placers_[am_id] = place && placed ? Placer{place, placed, ctx} : Placer{};
+}
+
 int Runtime::poll_module(void *ctx)
 {
     auto *m = static_cast<weft_btl_module_t *>(ctx);
@@ -216,6 +223,22 @@ void Runtime::up_recv(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const v
     rt->fw_->logger().write("rte", "base", WEFT_LOG_WARN,
                             "dropped a message with active-message id " + std::to_string(am_id) +
                                 " from rank " + std::to_string(ep->peer_rank) + ": no handler");
+}
+
+int Runtime::up_place(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *head, size_t head_len,
+                      size_t len, weft_btl_placement_t *place)
+{
+    const Placer &p = static_cast<Runtime *>(ctx)->placers_[am_id];
+    if (!p.place || !head || !place || !WEFT_HAS_MEMBER(place, weft_btl_placement_t, token))
+        return 0;
+    return p.place(p.ctx, ep, {static_cast<const std::byte *>(head), head_len}, len, place) == 1 ? 1 : 0;
+}
+
+void Runtime::up_placed(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, uint64_t token, int status)
+{
+    const Placer &p = static_cast<Runtime *>(ctx)->placers_[am_id];
+    if (p.placed)
+        p.placed(p.ctx, ep, token, status);
 }
 
 void Runtime::up_state(void *ctx, weft_btl_endpoint_t *ep, weft_btl_ep_state_t state, int status,

@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ int api_fail(const Status &st);
 // An active-message handler: data is valid only during the call; ep is the
 // endpoint it came on (ep->peer_rank is the sender).
 using AmHandler = void (*)(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len);
+// Direct placement of a large message (btl.h, upcalls.place/placed): the
+// handler of an active-message id may say where a message's bytes land
+// before they are read, and is told when they have.
+using PlaceHandler = int (*)(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
+                             weft_btl_placement_t *place);
+using PlacedHandler = void (*)(void *ctx, weft_btl_endpoint_t *ep, uint64_t token, int status);
 // Told when a peer's endpoints fail (death, reset, unreachable on first use).
 using PeerFailedHandler = void (*)(void *ctx, uint32_t rank, const std::string &why);
 
@@ -53,6 +60,8 @@ public:
     // Registers the handler of an active-message id (0..255).
     Status set_handler(uint8_t am_id, AmHandler fn, void *ctx);
     void set_peer_failed_handler(PeerFailedHandler fn, void *ctx);
+    // Optional placement for an id that has a handler (nullptr fns remove it).
+    void set_place_handler(uint8_t am_id, PlaceHandler place, PlacedHandler placed, void *ctx);
     // The messaging engine (runtime/engine), created by init().
     engine::Engine &engine() { return *engine_; }
     // Connects to rank and waits (bounded by timeout).
@@ -77,6 +86,9 @@ private:
     static void up_state(void *ctx, weft_btl_endpoint_t *ep, weft_btl_ep_state_t state, int status,
                          const char *reason);
     static void *up_accepted(void *ctx, weft_btl_endpoint_t *ep);
+    static int up_place(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *head, size_t head_len,
+                        size_t len, weft_btl_placement_t *place);
+    static void up_placed(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, uint64_t token, int status);
 
     Framework *fw_ = nullptr;
     PmixClient pmix_;
@@ -85,6 +97,12 @@ private:
     std::unique_ptr<Endpoints> endpoints_;
     ProgressEngine progress_;
     std::array<std::pair<AmHandler, void *>, 256> handlers_{};
+    struct Placer {
+        PlaceHandler place = nullptr;
+        PlacedHandler placed = nullptr;
+        void *ctx = nullptr;
+    };
+    std::array<Placer, 256> placers_{};
     std::unique_ptr<engine::Engine> engine_;
     PeerFailedHandler failed_fn_ = nullptr;
     void *failed_ctx_ = nullptr;

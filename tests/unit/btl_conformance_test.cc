@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -22,8 +23,25 @@ namespace {
 const std::vector<TransportTraits> kTransports = {
     {"self", PeerMode::loopback, {}},
     {"tcp", PeerMode::other_process, {}},
+    // Several connections per peer: ordering, close and simultaneous connect per link.
+    {"tcp", PeerMode::other_process, {"WEFT_MCA_btl_tcp_links=2"}},
+    {"tcp", PeerMode::other_process, {"WEFT_MCA_btl_tcp_links=4"}},
     {"scif", PeerMode::other_process, {}},
 };
+
+// The test name of a transport: its component, and for a variant its
+// settings ("tcp_links2" for WEFT_MCA_btl_tcp_links=2).
+std::string transport_name(const ::testing::TestParamInfo<TransportTraits> &info)
+{
+    std::string name = info.param.component;
+    const std::string own = "WEFT_MCA_btl_" + name + "_";
+    for (const std::string &e : info.param.env) {
+        std::string setting = e.rfind(own, 0) == 0 ? e.substr(own.size()) : e;
+        std::erase_if(setting, [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); });
+        name += "_" + setting;
+    }
+    return name;
+}
 
 std::span<const std::byte> bytes_of(const std::string &s)
 {
@@ -1165,11 +1183,7 @@ TEST_P(BtlPeerConformance, HandlerMaySendWithoutRecursion)
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, BtlPeerConformance, ::testing::ValuesIn(kTransports),
-                         [](const ::testing::TestParamInfo<TransportTraits> &info) {
-                             return info.param.component;
-                         });
+                         transport_name);
 
 INSTANTIATE_TEST_SUITE_P(Transports, BtlConformance, ::testing::ValuesIn(kTransports),
-                         [](const ::testing::TestParamInfo<TransportTraits> &info) {
-                             return info.param.component;
-                         });
+                         transport_name);

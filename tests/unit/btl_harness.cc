@@ -111,6 +111,8 @@ std::string BtlHarness::init_modules()
         m->upcalls.recv = up_recv;
         m->upcalls.state = up_state;
         m->upcalls.accepted = up_accepted;
+        m->upcalls.place = up_place;
+        m->upcalls.placed = up_placed;
         modules_.push_back(m);
     }
     return "";
@@ -205,6 +207,24 @@ void *BtlHarness::up_accepted(void *ctx, weft_btl_endpoint_t *)
 {
     // Any non-null runtime_ctx accepts; the harness has no per-peer state.
     return ctx;
+}
+
+int BtlHarness::up_place(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *head, size_t head_len,
+                         size_t len, weft_btl_placement_t *place)
+{
+    BtlHarness &h = *from_ctx(ctx);
+    UpcallScope scope(h);
+    if (!h.on_place)
+        return 0;
+    return h.on_place(ep, am_id, {static_cast<const std::byte *>(head), head_len}, len, place);
+}
+
+void BtlHarness::up_placed(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, uint64_t token, int status)
+{
+    BtlHarness &h = *from_ctx(ctx);
+    UpcallScope scope(h);
+    if (h.on_placed)
+        h.on_placed(ep, am_id, token, status);
 }
 
 size_t BtlHarness::count_states(const weft_btl_endpoint_t *ep, weft_btl_ep_state_t state) const

@@ -134,6 +134,12 @@ public:
     int max_upcall_depth = 0;    // deepest nesting seen: 1 means never re-entered
     // Optional: runs inside the recv upcall after the delivery is recorded.
     std::function<void(const Delivery &)> on_recv;
+    // Optional: answers the place upcall (btl.h); unset, every placement is
+    // declined. on_placed gets the placed upcalls.
+    std::function<int(weft_btl_endpoint_t *ep, uint8_t am_id, std::span<const std::byte> head, size_t len,
+                      weft_btl_placement_t *place)>
+        on_place;
+    std::function<void(weft_btl_endpoint_t *ep, uint8_t am_id, uint64_t token, int status)> on_placed;
     // Log lines the framework wrote while loaded.
     std::vector<std::string> log_lines;
     // Why the last bounded wait gave up.
@@ -145,6 +151,9 @@ private:
     static void up_state(void *ctx, weft_btl_endpoint_t *ep, weft_btl_ep_state_t state,
                          int status, const char *reason);
     static void *up_accepted(void *ctx, weft_btl_endpoint_t *ep);
+    static int up_place(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *head, size_t head_len,
+                        size_t len, weft_btl_placement_t *place);
+    static void up_placed(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, uint64_t token, int status);
 
     TransportTraits traits_;
     TempDir home_;                   // holds the empty parameter file list

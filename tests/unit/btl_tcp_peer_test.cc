@@ -1,6 +1,8 @@
 // btl/tcp beyond the conformance suite: interface choice from injected
 // interface lists and an XML topology, reachability reasons, strangers at
-// the listener, and a peer killed mid-transfer.
+// the listener, a peer killed mid-transfer, and several links per peer
+// (unordered frames striped over them, direct placement, a peer with a
+// different link count).
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -12,9 +14,12 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
+#include <random>
 
 #include "btl_harness.hpp"
 #include "btl_tcp_iface.hpp"
+#include "btl_tcp_link.hpp"
 #include "btl_tcp_wire.hpp"
 #include "core/framework.hpp"
 
@@ -228,7 +233,21 @@ TEST_F(BtlTcp, StrangersAreRefusedAndCounted)
     EXPECT_NE(all.find("another-job"), std::string::npos) << all;
 }
 
-TEST_F(BtlTcp, PeerKilledMidTransferFailsWithItsRankAndHost)
+// The parent of a forked pair: its modules up as rank 0 of job, and the
+// child's card (empty when none came).
+std::vector<std::byte> parent_side(BtlHarness &h, Channel &ch, const std::string &job)
+{
+    if (!h.init_modules().empty())
+        return {};
+    h.set_process(0, 2, job);
+    if (!ch.send(h.card()))
+        return {};
+    return ch.receive(std::chrono::seconds(30)).value_or(std::vector<std::byte>{});
+}
+
+// Sends 4 MiB messages to a peer that is then killed; both ordered and
+// (with several links) unordered frames are in flight.
+void peer_killed_mid_transfer(BtlHarness &h, bool unordered)
 {
     int fds[2];
     ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
@@ -239,16 +258,16 @@ TEST_F(BtlTcp, PeerKilledMidTransferFailsWithItsRankAndHost)
         // so the parent's large messages pile up in flight.
         close(fds[0]);
         Channel ch(fds[1]);
-        if (!h_.init_modules().empty())
+        if (!h.init_modules().empty())
             _exit(1);
-        h_.set_process(1, 2, "kill-test");
-        ch.send(h_.card());
+        h.set_process(1, 2, "kill-test");
+        ch.send(h.card());
         auto card = ch.receive(std::chrono::seconds(30));
         if (!card)
             _exit(1);
         auto peer = BtlHarness::peer(0, WEFT_PEER_SAME_NODE, *card);
         weft_btl_endpoint_t *ep = nullptr;
-        if (!h_.connect(peer, &ep).empty())
+        if (!h.connect(peer, &ep).empty())
             _exit(1);
         ch.send(std::string("connected"));
         ch.receive(std::chrono::seconds(60));   // until killed
@@ -256,30 +275,32 @@ TEST_F(BtlTcp, PeerKilledMidTransferFailsWithItsRankAndHost)
     }
     close(fds[1]);
     Channel ch(fds[0]);
-    ASSERT_EQ(h_.init_modules(), "");
-    h_.set_process(0, 2, "kill-test");
-    ASSERT_TRUE(ch.send(h_.card()));
-    auto card = ch.receive(std::chrono::seconds(30));
-    ASSERT_TRUE(card.has_value());
-    auto peer = BtlHarness::peer(1, WEFT_PEER_SAME_NODE, *card);
+    const std::vector<std::byte> card = parent_side(h, ch, "kill-test");
+    ASSERT_FALSE(card.empty()) << "the child sent no card";
+    auto peer = BtlHarness::peer(1, WEFT_PEER_SAME_NODE, card);
     weft_btl_endpoint_t *ep = nullptr;
-    ASSERT_EQ(h_.connect(peer, &ep), "");
+    ASSERT_EQ(h.connect(peer, &ep), "");
     // Wait for the victim's CONNECTED while progressing (its side of the handshake).
-    ASSERT_TRUE(h_.progress_until([&] { return ch.readable(); }));
+    ASSERT_TRUE(h.progress_until([&] { return ch.readable(); }));
     ASSERT_TRUE(ch.receive(std::chrono::seconds(30)).has_value());
     auto big = pattern(size_t{4} << 20, 3);
     iovec iov{big.data(), big.size()};
     for (int i = 0; i < 4; ++i)
         ASSERT_EQ(ep->module->ops->send(ep, 1, &iov, 1), WEFT_SUCCESS);
+    // Unordered frames: one per idle link (busy links answer AGAIN).
+    for (int i = 0; unordered && i < 4; ++i) {
+        int rc = ep->module->ops->sendx(ep, 2, &iov, 1, WEFT_BTL_SEND_UNORDERED);
+        ASSERT_TRUE(rc == WEFT_SUCCESS || rc == WEFT_ERR_AGAIN) << weft_status_string(rc);
+    }
     kill(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
-    ASSERT_TRUE(h_.progress_until([&] { return h_.count_states(ep, WEFT_BTL_EP_FAILED) > 0; }))
-        << h_.failure();
+    ASSERT_TRUE(h.progress_until([&] { return h.count_states(ep, WEFT_BTL_EP_FAILED) > 0; }))
+        << h.failure();
     // The FAILED record of this endpoint (the victim's own connection
     // attempt may still sit in the listener's backlog and show up later).
     const StateChange *failed = nullptr;
-    for (const auto &st : h_.states)
+    for (const auto &st : h.states)
         if (st.ep == ep && st.state == WEFT_BTL_EP_FAILED)
             failed = &st;
     ASSERT_NE(failed, nullptr);
@@ -288,5 +309,240 @@ TEST_F(BtlTcp, PeerKilledMidTransferFailsWithItsRankAndHost)
     EXPECT_LT(failed->status, 0);
     // The endpoint is gone: progress stays quiet, nothing hangs.
     for (int i = 0; i < 10; ++i)
-        EXPECT_GE(h_.progress_once(), 0);
+        EXPECT_GE(h.progress_once(), 0);
+}
+
+TEST_F(BtlTcp, PeerKilledMidTransferFailsWithItsRankAndHost)
+{
+    peer_killed_mid_transfer(h_, false);
+}
+
+namespace {
+
+class BtlTcpLinks : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        auto loaded = h_.load({"tcp", PeerMode::other_process,
+                               {"WEFT_MCA_btl_base_verbose=60", "WEFT_MCA_btl_tcp_links=4"}});
+        if (loaded.skip)
+            GTEST_SKIP() << loaded.message;
+        ASSERT_TRUE(loaded.ok) << loaded.message;
+    }
+    BtlHarness h_;
+};
+
+// A large message's first bytes: which one it is and how its payload was made.
+struct BigHeader {
+    uint64_t index;
+    uint32_t seed;
+    uint32_t ordered_before;   // ordered messages the sender had sent before it
+};
+
+constexpr size_t kBigMessages = 24;
+constexpr size_t kOrdered = 200;
+
+} // namespace
+
+TEST_F(BtlTcpLinks, PeerKilledMidTransferFailsWithItsRankAndHost)
+{
+    peer_killed_mid_transfer(h_, true);
+}
+
+// The parent sends large unordered frames of random sizes (spread over the
+// links) between small ordered ones; the child places every other large
+// one straight into its own buffers (in two pieces) and takes the rest
+// through recv. Every byte is checked; ordered frames keep their order.
+TEST_F(BtlTcpLinks, UnorderedLargeMessagesOverLinksLandWholeAndOrderedOnesInOrder)
+{
+    std::string result = run_two_process(h_, [](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = ctx.side == Side::parent ? "sender" : "receiver";
+        auto peer = ctx.peer(WEFT_PEER_SAME_NODE);
+        weft_btl_endpoint_t *ep = nullptr;
+        // Both sides connect at once: the lower-rank rule decides per link.
+        if (h.component()->start_connect(h.module_for(peer), &peer, &ep) != WEFT_SUCCESS || !ep)
+            return me + ": start_connect failed";
+        if (!h.progress_until([&] { return h.count_states(ep, WEFT_BTL_EP_CONNECTED) > 0; }))
+            return me + ": not connected: " + h.failure();
+        if (!(ep->module->caps.flags & WEFT_BTL_FLAG_UNORDERED) || !ep->module->ops->sendx)
+            return me + ": btl/tcp does not offer unordered sends";
+        const size_t max_send = ep->module->caps.max_send;
+
+        if (ctx.side == Side::parent) {
+            std::mt19937 rng(20240607);
+            std::uniform_int_distribution<size_t> size(Link::kPlaceMin, std::min<size_t>(3u << 20, max_send));
+            uint32_t ordered = 0;
+            for (size_t i = 0; i < kBigMessages; ++i) {
+                for (int k = 0; k < 8 && ordered < kOrdered; ++k, ++ordered) {
+                    iovec iov{&ordered, sizeof ordered};
+                    if (h.retry_on_again([&] { return ep->module->ops->send(ep, 7, &iov, 1); }) != WEFT_SUCCESS)
+                        return me + ": ordered send failed";
+                }
+                BigHeader hdr{i, static_cast<uint32_t>(rng()), ordered};
+                auto payload = pattern(size(rng) - sizeof hdr, hdr.seed);
+                iovec iov[2] = {{&hdr, sizeof hdr}, {payload.data(), payload.size()}};
+                int rc = h.retry_on_again(
+                    [&] { return ep->module->ops->sendx(ep, 9, iov, 2, WEFT_BTL_SEND_UNORDERED); });
+                if (rc != WEFT_SUCCESS)
+                    return me + ": unordered send " + std::to_string(i) + ": " + weft_status_string(rc);
+                std::fill(payload.begin(), payload.end(), std::byte{0xee});   // copy semantics
+            }
+            for (; ordered < kOrdered; ++ordered) {
+                iovec iov{&ordered, sizeof ordered};
+                if (h.retry_on_again([&] { return ep->module->ops->send(ep, 7, &iov, 1); }) != WEFT_SUCCESS)
+                    return me + ": ordered send failed";
+            }
+            // The receiver reports; keep the queued bytes moving meanwhile.
+            if (!h.progress_until([&] { return ctx.channel.readable(); }))
+                return me + ": no report from the receiver: " + h.failure();
+            auto report = ctx.channel.receive(std::chrono::seconds(30));
+            if (!report)
+                return me + ": the receiver went away";
+            std::string text(reinterpret_cast<const char *>(report->data()), report->size());
+            return text == "ok" ? "" : "receiver: " + text;
+        }
+
+        // Receiver: odd messages are placed into two buffers each.
+        struct Placed {
+            BigHeader hdr{};
+            std::vector<std::byte> first, second;
+            int calls = 0, status = 1;
+        };
+        std::map<uint64_t, Placed> placed;
+        std::string problem;
+        h.on_place = [&](weft_btl_endpoint_t *, uint8_t am, std::span<const std::byte> head, size_t len,
+                         weft_btl_placement_t *p) -> int {
+            if (am != 9)
+                return 0;
+            BigHeader hdr;
+            if (head.size() < std::min<size_t>(len, WEFT_BTL_PLACE_HEAD) || head.size() < sizeof hdr) {
+                problem = "place upcall shown " + std::to_string(head.size()) + " bytes of " + std::to_string(len);
+                return 0;
+            }
+            std::memcpy(&hdr, head.data(), sizeof hdr);
+            if (hdr.index % 2 == 0)
+                return 0;
+            Placed &pl = placed[hdr.index];
+            pl.hdr = hdr;
+            const size_t body = len - sizeof hdr;
+            pl.first.resize(body / 3);
+            pl.second.resize(body - body / 3);
+            p->skip = sizeof hdr;
+            p->iov[0] = {pl.first.data(), pl.first.size()};
+            p->iov[1] = {pl.second.data(), pl.second.size()};
+            p->iovcnt = 2;
+            p->token = hdr.index;
+            return 1;
+        };
+        size_t landed = 0;
+        h.on_placed = [&](weft_btl_endpoint_t *, uint8_t, uint64_t token, int status) {
+            Placed &pl = placed[token];
+            ++pl.calls;
+            pl.status = status;
+            ++landed;
+        };
+        auto count = [&](uint8_t am) {
+            return static_cast<size_t>(std::count_if(h.deliveries.begin(), h.deliveries.end(),
+                                                     [am](const Delivery &d) { return d.am_id == am; }));
+        };
+        const bool all = h.progress_until([&] {
+            return !problem.empty() || (count(9) + landed >= kBigMessages && count(7) >= kOrdered);
+        });
+        std::string verdict;
+        if (!problem.empty())
+            verdict = problem;
+        else if (!all)
+            verdict = std::to_string(count(9)) + " received and " + std::to_string(landed) + " placed of " +
+                      std::to_string(kBigMessages) + ", " + std::to_string(count(7)) + " ordered: " + h.failure();
+        // Ordered frames in order, and each large one after the ordered ones sent before it.
+        uint32_t next = 0;
+        std::vector<uint32_t> ordered_seen_at(kBigMessages, 0);
+        for (const auto &d : h.deliveries) {
+            if (!verdict.empty())
+                break;
+            if (d.am_id == 7) {
+                uint32_t v;
+                std::memcpy(&v, d.data.data(), sizeof v);
+                if (d.data.size() != sizeof v || v != next++)
+                    verdict = "ordered message " + std::to_string(next - 1) + " out of order";
+            } else if (d.am_id == 9) {
+                BigHeader hdr;
+                std::memcpy(&hdr, d.data.data(), sizeof hdr);
+                if (hdr.index % 2 == 1 || hdr.index >= kBigMessages)
+                    verdict = "message " + std::to_string(hdr.index) + " delivered instead of placed";
+                else if (checksum(std::span(d.data).subspan(sizeof hdr)) !=
+                         checksum(pattern(d.data.size() - sizeof hdr, hdr.seed)))
+                    verdict = "message " + std::to_string(hdr.index) + " (received) differs";
+            }
+        }
+        for (auto &[index, pl] : placed) {
+            if (!verdict.empty())
+                break;
+            std::vector<std::byte> whole = pl.first;
+            whole.insert(whole.end(), pl.second.begin(), pl.second.end());
+            if (pl.calls != 1 || pl.status != WEFT_SUCCESS)
+                verdict = "message " + std::to_string(index) + ": " + std::to_string(pl.calls) +
+                          " placed upcalls, status " + std::to_string(pl.status);
+            else if (checksum(whole) != checksum(pattern(whole.size(), pl.hdr.seed)))
+                verdict = "message " + std::to_string(index) + " (placed) differs";
+        }
+        if (verdict.empty() && placed.size() != kBigMessages / 2)
+            verdict = std::to_string(placed.size()) + " messages placed, expected " + std::to_string(kBigMessages / 2);
+        ctx.channel.send(verdict.empty() ? std::string("ok") : verdict);
+        return verdict.empty() ? "" : me + ": " + verdict;
+    });
+    EXPECT_TRUE(result.empty()) << result;
+}
+
+// A peer that opens a different number of links is refused, and both sides
+// say which parameter differs.
+TEST_F(BtlTcpLinks, MismatchedLinkCountIsRefusedWithAClearError)
+{
+    int fds[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        // The child uses one link; it only accepts (and refuses).
+        close(fds[0]);
+        Channel ch(fds[1]);
+        weft::params::Origin api;
+        api.source = weft::params::Source::Api;
+        if (!weft::Framework::current()->params().set("btl_tcp_links", "1", api).ok() ||
+            !h_.init_modules().empty())
+            _exit(1);
+        h_.set_process(1, 2, "links-test");
+        ch.send(h_.card());
+        if (!ch.receive(std::chrono::seconds(30)))
+            _exit(1);
+        // Until the parent is done: it needs this side's answers.
+        if (!h_.progress_until([&] { return ch.readable(); }))
+            _exit(2);
+        for (const auto &l : h_.log_lines)
+            if (l.find("opens 4 links per peer, this process 1") != std::string::npos &&
+                l.find("btl_tcp_links") != std::string::npos)
+                _exit(0);
+        _exit(3);
+    }
+    close(fds[1]);
+    Channel ch(fds[0]);
+    const std::vector<std::byte> card = parent_side(h_, ch, "links-test");
+    ASSERT_FALSE(card.empty()) << "the child sent no card";
+    auto peer = BtlHarness::peer(1, WEFT_PEER_SAME_NODE, card);
+    weft_btl_endpoint_t *ep = nullptr;
+    std::string err = h_.connect(peer, &ep);
+    ch.send(std::string("done"));
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_FALSE(err.empty()) << "a peer with another link count was accepted";
+    const StateChange *failed = nullptr;
+    for (const auto &st : h_.states)
+        if (st.ep == ep && st.state == WEFT_BTL_EP_FAILED)
+            failed = &st;
+    ASSERT_NE(failed, nullptr) << err;
+    EXPECT_NE(failed->reason.find("btl_tcp_links=1, this process 4"), std::string::npos) << failed->reason;
+    EXPECT_NE(failed->reason.find("rank 1"), std::string::npos) << failed->reason;
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "the refusing side did not log why (exit code 3) or failed otherwise";
 }

@@ -132,6 +132,7 @@ const weft_btl_module_ops_t kScifModuleOps = {
     .disconnect = op_disconnect,
     .finalize = op_finalize,
     .prepare_wait = op_prepare_wait,
+    .sendx = nullptr,   // rings deliver in order only
 };
 
 } // namespace weft::btl_scif

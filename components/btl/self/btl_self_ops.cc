@@ -119,6 +119,7 @@ const weft_btl_module_ops_t kSelfModuleOps = {
     .disconnect = op_disconnect,
     .finalize = op_finalize,
     .prepare_wait = nullptr,
+    .sendx = nullptr,   // self delivers in order only
 };
 
 } // namespace weft::btl_self

@@ -52,14 +52,17 @@ const weft::cutil::ParamSpec kParams[] = {
     {"if_exclude", WEFT_PARAM_LIST, kDefaultExclude, WEFT_LEVEL_USER_BASIC,
      "Interfaces never to use, as names (wildcards allowed) or CIDR ranges. Link-local "
      "addresses are always skipped; loopback is used only for peers on the same node."},
-    {"links", WEFT_PARAM_INT, "1", WEFT_LEVEL_TUNER_BASIC,
-     "TCP connections per peer and interface; large messages are striped across them."},
+    {"links", WEFT_PARAM_INT, "2", WEFT_LEVEL_TUNER_BASIC,
+     "TCP connections per peer and interface (1 to 16); rendezvous data is spread over them, "
+     "everything else keeps to the first. Every process of a job must use the same value."},
     {"eager_limit", WEFT_PARAM_SIZE, "64k", WEFT_LEVEL_TUNER_BASIC,
      "Largest message sent eagerly (in one go, without a rendezvous)."},
-    {"sndbuf", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_DETAIL,
-     "SO_SNDBUF for data sockets; 0 keeps the kernel's autotuning."},
-    {"rcvbuf", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_DETAIL,
-     "SO_RCVBUF for data sockets; 0 keeps the kernel's autotuning."},
+    {"sndbuf", WEFT_PARAM_SIZE, "4M", WEFT_LEVEL_TUNER_DETAIL,
+     "SO_SNDBUF for data sockets; 0, or more than net.core.wmem_max allows, keeps the kernel's "
+     "autotuning."},
+    {"rcvbuf", WEFT_PARAM_SIZE, "4M", WEFT_LEVEL_TUNER_DETAIL,
+     "SO_RCVBUF for data sockets; 0, or more than net.core.rmem_max allows, keeps the kernel's "
+     "autotuning."},
     {"priority", WEFT_PARAM_INT, "10", WEFT_LEVEL_TUNER_DETAIL,
      "Selection priority among transports that reach the same peer (higher wins); a module "
      "gets up to 3 more the nearer its NIC is to the process binding."},
@@ -172,9 +175,9 @@ int refuse_value(const weft_host_t *host, const char *name, const std::string &v
 
 int read_config(const weft_host_t *host, TcpConfig *c)
 {
-    int64_t priority = c->priority, max_queued = static_cast<int64_t>(c->max_queued);
+    int64_t priority = c->priority, max_queued = static_cast<int64_t>(c->max_queued), links = c->links;
     int64_t ka_time = c->keepalive_time, ka_intvl = c->keepalive_intvl, ka_probes = c->keepalive_probes;
-    uint64_t eager = c->eager_limit, max_send = c->max_send, sndbuf = 0, rcvbuf = 0;
+    uint64_t eager = c->eager_limit, max_send = c->max_send, sndbuf = c->sndbuf, rcvbuf = c->rcvbuf;
     double hs = c->handshake_timeout;
     host->param_get_int("btl_tcp_priority", &priority);
     host->param_get_size("btl_tcp_eager_limit", &eager);
@@ -182,12 +185,15 @@ int read_config(const weft_host_t *host, TcpConfig *c)
     host->param_get_size("btl_tcp_sndbuf", &sndbuf);
     host->param_get_size("btl_tcp_rcvbuf", &rcvbuf);
     host->param_get_int("btl_tcp_max_queued", &max_queued);
+    host->param_get_int("btl_tcp_links", &links);
     host->param_get_double("btl_tcp_handshake_timeout", &hs);
     host->param_get_int("btl_tcp_keepalive_time", &ka_time);
     host->param_get_int("btl_tcp_keepalive_intvl", &ka_intvl);
     host->param_get_int("btl_tcp_keepalive_probes", &ka_probes);
     if (max_send < 256 || max_send > UINT32_MAX)
         return refuse_value(host, "btl_tcp_max_send", std::to_string(max_send), "256 to 4G-1 bytes");
+    if (links < 1 || links > 16)
+        return refuse_value(host, "btl_tcp_links", std::to_string(links), "1 to 16");
     if (max_queued < 1)
         return refuse_value(host, "btl_tcp_max_queued", std::to_string(max_queued), "1 or more");
     if (!(hs > 0))
@@ -202,6 +208,7 @@ int read_config(const weft_host_t *host, TcpConfig *c)
     c->sndbuf = static_cast<size_t>(sndbuf);
     c->rcvbuf = static_cast<size_t>(rcvbuf);
     c->max_queued = static_cast<size_t>(max_queued);
+    c->links = static_cast<unsigned>(links);
     c->handshake_timeout = hs;
     c->keepalive_time = static_cast<int>(ka_time);
     c->keepalive_intvl = static_cast<int>(ka_intvl);

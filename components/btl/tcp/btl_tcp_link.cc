@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -98,9 +99,66 @@ int Link::flush(bool *drained)
     return 0;
 }
 
+void Link::compact()
+{
+    if (rstart_ > 0) {
+        std::memmove(rbuf_.data(), rbuf_.data() + rstart_, rend_ - rstart_);
+        rend_ -= rstart_;
+        rstart_ = 0;
+    }
+}
+
+bool Link::start_placement(const LinkSink &sink, const FrameHeader &h, size_t have)
+{
+    const std::byte *payload = rbuf_.data() + rstart_ + kFrameHeaderBytes;
+    weft_btl_placement_t p{};
+    p.size = sizeof p;
+    if (!sink.place(h.am_id, std::span(payload, have), h.len, &p))
+        return false;
+    size_t room = 0;
+    bool valid = p.iovcnt >= 1 && p.iovcnt <= WEFT_BTL_PLACE_IOV && p.skip <= have;
+    for (int i = 0; valid && i < p.iovcnt; ++i) {
+        valid = p.iov[i].iov_base != nullptr || p.iov[i].iov_len == 0;
+        room += p.iov[i].iov_len;
+    }
+    if (!valid || room != h.len - p.skip) {
+        // The runtime broke the placement rules: take the message back.
+        sink.placed(h.am_id, p.token, WEFT_ERR_BAD_VALUE);
+        return false;
+    }
+    place_ = p;
+    place_am_ = h.am_id;
+    place_left_ = room;
+    in_place_ = true;
+    rstart_ += kFrameHeaderBytes + have;
+    // What the buffer holds beyond the runtime's header is copied in;
+    // the rest is received straight into place_.iov.
+    size_t at = p.skip;
+    int i = 0;
+    while (at < have) {
+        const size_t n = std::min(have - at, place_.iov[i].iov_len);
+        std::memcpy(place_.iov[i].iov_base, payload + at, n);
+        place_.iov[i].iov_base = static_cast<std::byte *>(place_.iov[i].iov_base) + n;
+        place_.iov[i].iov_len -= n;
+        place_left_ -= n;
+        at += n;
+        if (place_.iov[i].iov_len == 0)
+            ++i;
+    }
+    return true;
+}
+
+std::optional<Unlanded> Link::abandon_placement()
+{
+    if (!in_place_)
+        return std::nullopt;
+    in_place_ = false;
+    return Unlanded{place_am_, place_.token};
+}
+
 int Link::deliver_buffered(const LinkSink &sink, std::string *error, bool *progressed)
 {
-    while (rend_ - rstart_ >= kFrameHeaderBytes) {
+    while (!in_place_ && rend_ - rstart_ >= kFrameHeaderBytes) {
         FrameHeader h;
         std::string bad = decode_frame(std::span(rbuf_.data() + rstart_, kFrameHeaderBytes),
                                        max_payload_, &h);
@@ -113,10 +171,6 @@ int Link::deliver_buffered(const LinkSink &sink, std::string *error, bool *progr
             sink.closed();
             return kClosed;
         }
-        if (h.kind != kFrameMessage) {
-            *error = "striped frame kind " + std::to_string(h.kind) + " on a single-link endpoint";
-            return kBadFrame;
-        }
         const size_t have = rend_ - rstart_ - kFrameHeaderBytes;
         if (have >= h.len) {
             std::span<const std::byte> data(rbuf_.data() + rstart_ + kFrameHeaderBytes, h.len);
@@ -127,29 +181,24 @@ int Link::deliver_buffered(const LinkSink &sink, std::string *error, bool *progr
                 return kStopped;
             continue;
         }
-        if (kFrameHeaderBytes + h.len <= rbuf_.size()) {
-            // Fits the buffer once the rest arrives: move it to the front.
-            if (rstart_ > 0) {
-                std::memmove(rbuf_.data(), rbuf_.data() + rstart_, rend_ - rstart_);
-                rend_ -= rstart_;
-                rstart_ = 0;
-            }
-            return 0;
+        if (sink.place && h.len >= kPlaceMin) {
+            if (have < WEFT_BTL_PLACE_HEAD)
+                break;   // the runtime sees at least this much of a message
+            if (start_placement(sink, h, have))
+                break;
         }
+        if (kFrameHeaderBytes + h.len <= rbuf_.size())
+            break;   // fits the buffer once the rest arrives
         // Large: the payload goes straight into a buffer of its own size.
         large_hdr_ = h;
-        large_.resize(h.len);
-        std::memcpy(large_.data(), rbuf_.data() + rstart_ + kFrameHeaderBytes, have);
+        large_ = std::make_unique_for_overwrite<std::byte[]>(h.len);
+        std::memcpy(large_.get(), rbuf_.data() + rstart_ + kFrameHeaderBytes, have);
         large_have_ = have;
         in_large_ = true;
         rstart_ = rend_ = 0;
         return 0;
     }
-    if (rstart_ > 0) {
-        std::memmove(rbuf_.data(), rbuf_.data() + rstart_, rend_ - rstart_);
-        rend_ -= rstart_;
-        rstart_ = 0;
-    }
+    compact();
     return 0;
 }
 
@@ -157,18 +206,28 @@ int Link::receive(const LinkSink &sink, std::string *error)
 {
     bool progressed = false;
     for (int reads = 0; reads < kMaxReadsPerCall; ++reads) {
-        if (int rc = deliver_buffered(sink, error, &progressed); rc != 0)
-            return rc;
-        std::byte *dst;
+        if (!in_large_)
+            if (int rc = deliver_buffered(sink, error, &progressed); rc != 0)
+                return rc;
+        ssize_t r;
         size_t room;
-        if (in_large_) {
-            dst = large_.data() + large_have_;
-            room = large_.size() - large_have_;
+        if (in_place_) {
+            // Straight into the runtime's buffers: exactly the message's bytes.
+            int first = 0;
+            while (place_.iov[first].iov_len == 0)
+                ++first;
+            msghdr msg{};
+            msg.msg_iov = place_.iov + first;
+            msg.msg_iovlen = static_cast<size_t>(place_.iovcnt - first);
+            room = place_left_;
+            r = ::recvmsg(fd_.get(), &msg, MSG_DONTWAIT);
+        } else if (in_large_) {
+            room = large_hdr_.len - large_have_;
+            r = ::recv(fd_.get(), large_.get() + large_have_, room, MSG_DONTWAIT);
         } else {
-            dst = rbuf_.data() + rend_;
             room = rbuf_.size() - rend_;
+            r = room == 0 ? 0 : ::recv(fd_.get(), rbuf_.data() + rend_, room, MSG_DONTWAIT);
         }
-        ssize_t r = room == 0 ? 0 : ::recv(fd_.get(), dst, room, MSG_DONTWAIT);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -178,18 +237,33 @@ int Link::receive(const LinkSink &sink, std::string *error)
         }
         if (r == 0 && room > 0)
             return kEof;
-        if (in_large_) {
-            large_have_ += static_cast<size_t>(r);
-            if (large_have_ == large_.size()) {
+        auto got = static_cast<size_t>(r);
+        if (in_place_) {
+            place_left_ -= got;
+            for (int i = 0; got > 0; ++i) {
+                const size_t n = std::min(got, place_.iov[i].iov_len);
+                place_.iov[i].iov_base = static_cast<std::byte *>(place_.iov[i].iov_base) + n;
+                place_.iov[i].iov_len -= n;
+                got -= n;
+            }
+            if (place_left_ == 0) {
+                in_place_ = false;
+                sink.placed(place_am_, place_.token, WEFT_SUCCESS);
+                if (sink.stop())
+                    return kStopped;
+            }
+        } else if (in_large_) {
+            large_have_ += got;
+            if (large_have_ == large_hdr_.len) {
                 in_large_ = false;
-                sink.message(large_hdr_.am_id, large_);
+                sink.message(large_hdr_.am_id, std::span(large_.get(), large_hdr_.len));
                 // Large buffers are not kept: an idle endpoint holds 64 KiB, not its peak.
-                std::vector<std::byte>().swap(large_);
+                large_.reset();
                 if (sink.stop())
                     return kStopped;
             }
         } else {
-            rend_ += static_cast<size_t>(r);
+            rend_ += got;
         }
     }
     return 0;

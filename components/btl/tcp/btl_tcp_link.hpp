@@ -1,16 +1,21 @@
 // One TCP connection of an endpoint: the framing on a non-blocking socket.
 // Sends try the socket directly (writev of header + payload) and queue only
 // what the kernel did not take; receives read many small frames per recv()
-// into a buffer and large payloads straight into a buffer of their size.
+// into a buffer, and large payloads either straight into the place the
+// runtime names (btl.h upcalls.place) or into a buffer of their size.
 #pragma once
 
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <weft/btl.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -57,6 +62,18 @@ struct LinkSink {
     std::function<void()> closed;
     // Stop delivering (e.g. the endpoint was disconnected from an upcall).
     std::function<bool()> stop;
+    // Optional: where a large message should land (the runtime's place
+    // upcall: true with *place filled in, or false to deliver it through
+    // message), and that it has landed (or never will: status != 0).
+    std::function<bool(uint8_t am_id, std::span<const std::byte> head, size_t len, weft_btl_placement_t *place)>
+        place;
+    std::function<void(uint8_t am_id, uint64_t token, int status)> placed;
+};
+
+// A placement a link was receiving into when it stopped.
+struct Unlanded {
+    uint8_t am_id;
+    uint64_t token;
 };
 
 class Link {
@@ -83,6 +100,11 @@ public:
     int receive(const LinkSink &sink, std::string *error);
     void drop_queue() { queue_.clear(); }
     Fd release() { return std::move(fd_); }
+    // The placement under way, if any; the link writes nothing into it after this.
+    std::optional<Unlanded> abandon_placement();
+
+    // Messages at least this large are offered to sink.place.
+    static constexpr size_t kPlaceMin = 8 * 1024;
 
 private:
     struct Pending {
@@ -90,6 +112,10 @@ private:
         size_t off = 0;
     };
     int deliver_buffered(const LinkSink &sink, std::string *error, bool *progressed);
+    // Offers the frame at rstart_ to sink.place; true when it is being placed.
+    bool start_placement(const LinkSink &sink, const FrameHeader &h, size_t have);
+    // Moves the unread bytes to the front of rbuf_.
+    void compact();
 
     Fd fd_;
     size_t max_payload_;
@@ -100,8 +126,13 @@ private:
     // A payload larger than rbuf_: received straight into its own buffer.
     bool in_large_ = false;
     FrameHeader large_hdr_;
-    std::vector<std::byte> large_;
+    std::unique_ptr<std::byte[]> large_;
     size_t large_have_ = 0;
+    // A payload received into the runtime's buffers (iov advanced as it fills).
+    bool in_place_ = false;
+    uint8_t place_am_ = 0;
+    weft_btl_placement_t place_{};
+    size_t place_left_ = 0;
 };
 
 } // namespace weft::btl_tcp

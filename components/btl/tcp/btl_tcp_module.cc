@@ -69,6 +69,17 @@ std::string peer_text(const sockaddr_storage &ss)
     return std::string(text) + ":" + std::to_string(port);
 }
 
+// A numeric sysctl, or "no limit known" when it cannot be read.
+size_t sysctl_size(const char *path)
+{
+    unsigned long long v = 0;
+    std::FILE *f = std::fopen(path, "re");
+    const bool ok = f && std::fscanf(f, "%llu", &v) == 1;
+    if (f)
+        std::fclose(f);
+    return ok ? static_cast<size_t>(v) : SIZE_MAX;
+}
+
 static_assert(std::is_standard_layout_v<TcpEndpoint> && offsetof(TcpEndpoint, c) == 0,
               "the C endpoint must convert back to TcpEndpoint");
 
@@ -89,11 +100,13 @@ TcpModule::TcpModule(const weft_host_t *host, const weft_btl_component_t *compon
     c_.caps.max_send = config.max_send;
     c_.caps.inline_max = 0;
     c_.caps.exclusivity = WEFT_BTL_EXCLUSIVITY_LOW;
-    c_.caps.flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_FD;
+    c_.caps.flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_FD | WEFT_BTL_FLAG_UNORDERED;
     // Among equals the NIC nearest to the binding wins (WEFT_DISTANCE_*).
     c_.caps.priority = config.priority + (WEFT_DISTANCE_UNKNOWN - iface.distance);
     std::snprintf(c_.name, sizeof c_.name, "tcp/%s", iface.addr.name.c_str());
     c_.module_ctx = this;
+    rmem_max_ = sysctl_size("/proc/sys/net/core/rmem_max");
+    wmem_max_ = sysctl_size("/proc/sys/net/core/wmem_max");
 }
 
 TcpModule::~TcpModule() = default;
@@ -255,14 +268,16 @@ void TcpModule::tune(int fd) const
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &config_.keepalive_time, sizeof(int));
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &config_.keepalive_intvl, sizeof(int));
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &config_.keepalive_probes, sizeof(int));
-    if (config_.sndbuf > 0) {
-        int v = static_cast<int>(std::min<size_t>(config_.sndbuf, INT32_MAX));
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v);
-    }
-    if (config_.rcvbuf > 0) {
-        int v = static_cast<int>(std::min<size_t>(config_.rcvbuf, INT32_MAX));
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v);
-    }
+    // A fixed size turns the kernel's autotuning off: worth it only when
+    // the kernel grants the whole size (else the socket would end smaller).
+    auto fixed = [fd](int opt, size_t want, size_t kernel_max) {
+        if (want > 0 && want <= kernel_max) {
+            int v = static_cast<int>(std::min<size_t>(want, INT32_MAX));
+            setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
+        }
+    };
+    fixed(SO_SNDBUF, config_.sndbuf, wmem_max_);
+    fixed(SO_RCVBUF, config_.rcvbuf, rmem_max_);
 }
 
 TcpEndpoint *TcpModule::find_peer(uint32_t rank)
@@ -271,6 +286,24 @@ TcpEndpoint *TcpModule::find_peer(uint32_t rank)
         if (ep->c.peer_rank == rank && ep->phase != EpPhase::gone && !ep->user_closed)
             return ep.get();
     return nullptr;
+}
+
+TcpEndpoint &TcpModule::new_endpoint(uint32_t rank)
+{
+    auto ep = std::make_unique<TcpEndpoint>();
+    ep->c.size = sizeof ep->c;
+    ep->c.module = &c_;
+    ep->c.peer_rank = rank;
+    ep->c.state = WEFT_BTL_EP_CONNECTING;
+    ep->deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(config_.handshake_timeout * 1000));
+    for (unsigned i = 0; i < config_.links; ++i) {
+        auto slot = std::make_unique<LinkSlot>();
+        slot->ep = ep.get();
+        slot->index = i;
+        ep->slots.push_back(std::move(slot));
+    }
+    endpoints_.push_back(std::move(ep));
+    return *endpoints_.back();
 }
 
 int TcpModule::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
@@ -294,45 +327,42 @@ int TcpModule::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
     socklen_t len;
     sockaddr_storage ss = to_sockaddr(*target, &len);
 
-    auto ep = std::make_unique<TcpEndpoint>();
-    ep->c.size = sizeof ep->c;
-    ep->c.module = &c_;
-    ep->c.peer_rank = peer->rank;
-    ep->c.state = WEFT_BTL_EP_CONNECTING;
-    ep->host = peer->hostname ? peer->hostname : "?";
-    ep->addr = peer_text(ss);
+    TcpEndpoint &ep = new_endpoint(peer->rank);
+    ep.host = peer->hostname ? peer->hostname : "?";
+    ep.addr = peer_text(ss);
+    *out = &ep.c;
 
-    auto hs = std::make_unique<Handshake>();
-    hs->outgoing = true;
-    hs->ep = ep.get();
-    hs->from = ep->addr;
-    hs->deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(config_.handshake_timeout * 1000));
     Hello hello;
     hello.kind = HelloKind::hello;
     hello.rank = my_rank();
+    hello.links = config_.links;
     std::memcpy(hello.secret, card.secret, kSecretBytes);
     std::string job = job_id();
     std::memcpy(hello.job_id, job.data(), job.size());
-    encode_hello(hello, hs->buf);
-
-    hs->fd = Fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!hs->fd)
-        return WEFT_ERR_IO;
-    tune(hs->fd.get());
-    int rc = ::connect(hs->fd.get(), reinterpret_cast<sockaddr *>(&ss), len);
-    if (rc != 0 && errno != EINPROGRESS) {
-        // Reported from progress(), like every state change.
-        report(*ep, WEFT_BTL_EP_FAILED, WEFT_ERR_UNREACHABLE,
-               "connect to " + where(*ep) + " failed: " + std::strerror(errno));
-        ep->phase = EpPhase::closing;
-    } else {
+    // Every link connects by itself; the endpoint is up when all are.
+    for (unsigned i = 0; i < config_.links; ++i) {
+        auto hs = std::make_unique<Handshake>();
+        hs->outgoing = true;
+        hs->ep = &ep;
+        hs->link = i;
+        hs->from = ep.addr;
+        hs->deadline = ep.deadline;
+        hello.link = i;
+        encode_hello(hello, hs->buf);
+        hs->fd = Fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+        const int rc = hs->fd ? ::connect(hs->fd.get(), reinterpret_cast<sockaddr *>(&ss), len) : -1;
+        if (rc != 0 && errno != EINPROGRESS) {
+            // Reported from progress(), like every state change.
+            fail(ep, WEFT_ERR_UNREACHABLE, "connect to " + where(ep) + " failed: " + std::strerror(errno));
+            return WEFT_SUCCESS;
+        }
+        tune(hs->fd.get());
         hs->connected = rc == 0;
+        ep.slots[i]->outgoing = true;
         watch(hs->fd.get(), reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(hs.get()) | kTagHandshake),
               EPOLLIN | EPOLLOUT, false);
         handshakes_.push_back(std::move(hs));
     }
-    *out = &ep->c;
-    endpoints_.push_back(std::move(ep));
     return WEFT_SUCCESS;
 }
 
@@ -374,18 +404,30 @@ void TcpModule::refuse(Handshake &hs, const std::string &why)
         host_->log(self, WEFT_LOG_DEBUG, "%s refused connections: %lu", c_.name, refused_);
 }
 
-void TcpModule::adopt(TcpEndpoint &ep, Fd fd)
+void TcpModule::watch_link(LinkSlot &slot, bool out, bool modify)
 {
-    watch(fd.get(), reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(&ep) | kTagEndpoint), EPOLLIN, true);
-    ep.link = std::make_unique<Link>(std::move(fd), config_.max_send);
+    // A link is read only once the whole endpoint is up (error and hang-up
+    // events come regardless), so nothing reaches the runtime before CONNECTED.
+    const uint32_t events = slot.ep->phase == EpPhase::connected ? EPOLLIN | (out ? EPOLLOUT : 0u) : 0u;
+    watch(slot.link->fd(), reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(&slot) | kTagEndpoint), events,
+          modify);
+}
+
+void TcpModule::adopt(TcpEndpoint &ep, unsigned link, Fd fd)
+{
+    LinkSlot &slot = *ep.slots[link];
+    slot.link = std::make_unique<Link>(std::move(fd), config_.max_send);
+    watch_link(slot, false, true);
+    if (++ep.up < ep.slots.size())
+        return;
     ep.phase = EpPhase::connected;
+    for (auto &sl : ep.slots)
+        watch_link(*sl, false, true);
     // What was sent while connecting goes first, in order.
     for (auto &[h, bytes] : ep.early) {
         iovec iov{bytes.data(), bytes.size()};
-        if (int err = ep.link->send(h, &iov, 1); err != 0) {
-            fail(ep, WEFT_ERR_IO, "sending to " + where(ep) + " failed: " + std::strerror(err));
+        if (link_send(ep, *ep.slots[0], h, &iov, 1) != WEFT_SUCCESS)
             return;
-        }
     }
     ep.early.clear();
     report(ep, WEFT_BTL_EP_CONNECTED, WEFT_SUCCESS, "");
@@ -406,40 +448,44 @@ void TcpModule::incoming_hello(Handshake &hs)
     if (c_.process && WEFT_HAS_MEMBER(c_.process, weft_btl_process_t, job_size) &&
         c_.process->job_size > 0 && h.rank >= c_.process->job_size)
         return refuse(hs, "rank " + std::to_string(h.rank) + " is outside the job");
-    if (h.link != 0 || h.links != 1)
-        return refuse(hs, "multi-link handshakes are not supported by this version");
 
     Hello reply;
     reply.rank = my_rank();
+    reply.links = config_.links;
+    std::byte out[kHelloBytes];
+    if (h.links != config_.links) {
+        // Say why to the connector too (the reply carries our count).
+        reply.kind = HelloKind::refuse;
+        encode_hello(reply, out);
+        (void)::send(hs.fd.get(), out, kHelloBytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+        return refuse(hs, "rank " + std::to_string(h.rank) + " opens " + std::to_string(h.links) +
+                              " links per peer, this process " + std::to_string(config_.links) +
+                              "; set btl_tcp_links to the same value for every process");
+    }
     TcpEndpoint *ep = find_peer(h.rank);
-    if (ep && (ep->phase == EpPhase::waiting_peer ||
-               (ep->phase == EpPhase::connecting && my_rank() > h.rank))) {
-        reply.kind = HelloKind::accept;   // the lower rank's connection wins
-    } else if (ep) {
-        // Our own connection wins (we are the lower rank) or one is already up.
-        reply.kind = HelloKind::duplicate;
+    if (ep) {
+        const LinkSlot &slot = *ep->slots[h.link];
+        // The lower rank's connection wins; one already up wins too.
+        const bool ours_wins = slot.link || (slot.outgoing && my_rank() < h.rank) ||
+                               ep->phase != EpPhase::connecting;
+        reply.kind = ours_wins ? HelloKind::duplicate : HelloKind::accept;
     } else {
-        auto owned = std::make_unique<TcpEndpoint>();
-        owned->c.size = sizeof owned->c;
-        owned->c.module = &c_;
-        owned->c.peer_rank = h.rank;
-        owned->c.state = WEFT_BTL_EP_CONNECTING;
-        owned->host = "(rank " + std::to_string(h.rank) + "'s host)";
-        owned->addr = hs.from;
+        TcpEndpoint &owned = new_endpoint(h.rank);
+        owned.host = "(rank " + std::to_string(h.rank) + "'s host)";
+        owned.addr = hs.from;
         const weft_btl_upcalls_t &up = c_.upcalls;
         void *ctx = WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, accepted) && up.accepted
-                        ? up.accepted(up.ctx, &owned->c)
+                        ? up.accepted(up.ctx, &owned.c)
                         : nullptr;
         if (!ctx) {
             reply.kind = HelloKind::refuse;
+            owned.phase = EpPhase::gone;   // never reported: reaped unseen
         } else {
-            owned->c.runtime_ctx = ctx;
+            owned.c.runtime_ctx = ctx;
             reply.kind = HelloKind::accept;
-            ep = owned.get();
-            endpoints_.push_back(std::move(owned));
+            ep = &owned;
         }
     }
-    std::byte out[kHelloBytes];
     encode_hello(reply, out);
     // A fresh socket's send buffer always takes a handshake at once.
     ssize_t w = ::send(hs.fd.get(), out, kHelloBytes, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -451,7 +497,7 @@ void TcpModule::incoming_hello(Handshake &hs)
     }
     if (reply.kind == HelloKind::accept) {
         ep->addr = hs.from;
-        adopt(*ep, std::move(hs.fd));
+        adopt(*ep, h.link, std::move(hs.fd));
     } else {
         hs.fd.reset();
     }
@@ -460,6 +506,8 @@ void TcpModule::incoming_hello(Handshake &hs)
 void TcpModule::outgoing_reply(Handshake &hs)
 {
     TcpEndpoint &ep = *hs.ep;
+    LinkSlot &slot = *ep.slots[hs.link];
+    slot.outgoing = false;
     hs.dead = true;
     Hello h;
     std::string bad = decode_hello(std::span(hs.buf, kHelloBytes), &h);
@@ -469,21 +517,26 @@ void TcpModule::outgoing_reply(Handshake &hs)
         hs.fd.reset();
         return fail(ep, WEFT_ERR_UNREACHABLE, "handshake with " + where(ep) + " failed: " + bad);
     }
-    if (ep.phase != EpPhase::connecting) {
+    if (ep.phase != EpPhase::connecting || slot.link) {
         hs.fd.reset();   // the peer's own connection got there first
         return;
     }
     switch (h.kind) {
     case HelloKind::accept:
-        adopt(ep, std::move(hs.fd));
+        adopt(ep, hs.link, std::move(hs.fd));
         break;
     case HelloKind::duplicate:
-        // Both connected at once and the peer's connection wins: wait for it.
+        // Both connected at once and the peer's connection wins: wait for it
+        // (until the endpoint's deadline).
         hs.fd.reset();
-        ep.phase = EpPhase::waiting_peer;
         break;
     default:
         hs.fd.reset();
+        if (h.links != config_.links)
+            return fail(ep, WEFT_ERR_UNREACHABLE,
+                        where(ep) + " refused the connection: it uses btl_tcp_links=" + std::to_string(h.links) +
+                            ", this process " + std::to_string(config_.links) +
+                            "; set the same value for every process of the job");
         fail(ep, WEFT_ERR_UNREACHABLE, where(ep) + " refused the connection (its runtime does not know this rank)");
     }
 }
@@ -546,14 +599,29 @@ void TcpModule::on_handshake(Handshake &hs, uint32_t events)
 
 // ---- data path -------------------------------------------------------------------
 
-int TcpModule::frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct iovec *iov, int iovcnt)
+int TcpModule::link_send(TcpEndpoint &ep, LinkSlot &slot, const FrameHeader &h, const struct iovec *iov,
+                         int iovcnt)
+{
+    Link &link = *slot.link;
+    const bool was_idle = !link.has_queue();
+    if (int err = link.send(h, iov, iovcnt); err != 0) {
+        // Reported from progress(): no upcall from inside send().
+        fail(ep, WEFT_ERR_IO, "sending to " + where(ep) + " failed: " + std::strerror(err) +
+                                  " (the peer process may have died)");
+        return WEFT_ERR_UNREACHABLE;
+    }
+    if (was_idle && link.has_queue())
+        watch_link(slot, true, true);
+    return WEFT_SUCCESS;
+}
+
+int TcpModule::frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct iovec *iov, int iovcnt,
+                          bool unordered)
 {
     if (ep.user_closed || ep.phase == EpPhase::closing || ep.phase == EpPhase::gone)
         return WEFT_ERR_UNREACHABLE;
-    // The close frame is never refused for room: disconnect() must not fail with AGAIN.
-    const bool limited = h.kind != kFrameClose;
     if (ep.phase != EpPhase::connected) {
-        if (limited && ep.early.size() >= config_.max_queued)
+        if (ep.early.size() >= config_.max_queued)
             return WEFT_ERR_AGAIN;
         std::vector<std::byte> bytes(h.len);
         size_t at = 0;
@@ -565,24 +633,27 @@ int TcpModule::frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct io
         ep.early.emplace_back(h, std::move(bytes));
         return WEFT_SUCCESS;
     }
-    if (limited && ep.link->queued_frames() >= config_.max_queued)
-        return WEFT_ERR_AGAIN;
-    const bool was_idle = !ep.link->has_queue();
-    if (int err = ep.link->send(h, iov, iovcnt); err != 0) {
-        // Reported from progress(): no upcall from inside send().
-        fail(ep, WEFT_ERR_IO, "sending to " + where(ep) + " failed: " + std::strerror(err) +
-                                  " (the peer process may have died)");
-        return WEFT_ERR_UNREACHABLE;
+    if (!unordered) {
+        if (ep.primary().queued_frames() >= config_.max_queued)
+            return WEFT_ERR_AGAIN;
+        return link_send(ep, *ep.slots[0], h, iov, iovcnt);
     }
-    if (was_idle && ep.link->has_queue())
-        watch(ep.link->fd(), reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(&ep) | kTagEndpoint),
-              EPOLLIN | EPOLLOUT, true);
-    return WEFT_SUCCESS;
+    // An unordered frame takes the next link with nothing queued; when all
+    // are busy the runtime retries after progress instead of a copy here.
+    const auto n = static_cast<unsigned>(ep.slots.size());
+    for (unsigned k = 0; k < n; ++k) {
+        LinkSlot &slot = *ep.slots[(ep.next + k) % n];
+        if (!slot.link->has_queue()) {
+            ep.next = (slot.index + 1) % n;
+            return link_send(ep, slot, h, iov, iovcnt);
+        }
+    }
+    return WEFT_ERR_AGAIN;
 }
 
-int TcpModule::send(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt)
+int TcpModule::send(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags)
 {
-    if (iovcnt < 0 || (iovcnt > 0 && !iov))
+    if (iovcnt < 0 || (iovcnt > 0 && !iov) || (flags & ~uint32_t{WEFT_BTL_SEND_UNORDERED}) != 0)
         return WEFT_ERR_BAD_PARAM;
     size_t total = 0;
     for (int i = 0; i < iovcnt; ++i) {
@@ -595,7 +666,7 @@ int TcpModule::send(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int
     FrameHeader h;
     h.len = h.total = static_cast<uint32_t>(total);
     h.am_id = am_id;
-    return frame_send(ep, h, iov, iovcnt);
+    return frame_send(ep, h, iov, iovcnt, (flags & WEFT_BTL_SEND_UNORDERED) != 0);
 }
 
 int TcpModule::disconnect(TcpEndpoint &ep)
@@ -603,13 +674,18 @@ int TcpModule::disconnect(TcpEndpoint &ep)
     if (ep.user_closed)
         return WEFT_ERR_BAD_PARAM;
     if (ep.phase == EpPhase::connected) {
+        // On every link, after whatever is queued there: the peer's CLOSED
+        // comes after every frame, whichever link it took. Never refused
+        // for room: disconnect() must not fail with AGAIN.
         FrameHeader h;
         h.kind = kFrameClose;
-        frame_send(ep, h, nullptr, 0);   // a failure is reported as FAILED instead
+        for (auto &slot : ep.slots)
+            if (link_send(ep, *slot, h, nullptr, 0) != WEFT_SUCCESS)
+                break;   // reported as FAILED instead
     }
     ep.user_closed = true;
     close_pending_ = true;
-    if (ep.phase == EpPhase::connecting || ep.phase == EpPhase::waiting_peer) {
+    if (ep.phase == EpPhase::connecting) {
         ep.phase = EpPhase::closing;
         ep.early.clear();
         report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "disconnected before the connection was up");
@@ -622,60 +698,101 @@ void TcpModule::report(TcpEndpoint &ep, weft_btl_ep_state_t state, int status, c
     reports_.push_back({&ep, state, status, why});
 }
 
+void TcpModule::abandon_placements(TcpEndpoint &ep)
+{
+    for (auto &slot : ep.slots)
+        if (slot->link)
+            if (auto u = slot->link->abandon_placement())
+                ep.unlanded.push_back(*u);
+}
+
 void TcpModule::fail(TcpEndpoint &ep, int status, const std::string &why)
 {
     if (ep.phase == EpPhase::closing || ep.phase == EpPhase::gone)
         return;
-    // The link stays until the endpoint is reaped: this may run under a
-    // handler called from that link's receive().
+    // The links stay until the endpoint is reaped: this may run under a
+    // handler called from one of them.
     ep.phase = EpPhase::closing;
     ep.early.clear();
+    abandon_placements(ep);
     report(ep, WEFT_BTL_EP_FAILED, status, why);
 }
 
-// After reading or writing: a locally closed endpoint whose close frame is
-// out is done; its socket lingers until the peer closes its end.
+// After reading or writing: a locally closed endpoint whose close frames
+// are out is done; its sockets linger until the peer closes its ends.
 void TcpModule::after_io(TcpEndpoint &ep)
 {
-    if (ep.phase != EpPhase::connected || !ep.user_closed || ep.link->has_queue())
+    if (ep.phase != EpPhase::connected || !ep.user_closed)
         return;
+    for (auto &slot : ep.slots)
+        if (slot->link->has_queue())
+            return;
     ep.phase = EpPhase::closing;
-    Fd fd = ep.link->release();
-    ep.link.reset();
-    ::shutdown(fd.get(), SHUT_WR);
-    epoll_ctl(epfd_.get(), EPOLL_CTL_DEL, fd.get(), nullptr);
-    lingering_.emplace_back(std::move(fd), Clock::now() + kLinger);
+    abandon_placements(ep);
+    for (auto &slot : ep.slots) {
+        Fd fd = slot->link->release();
+        slot->link.reset();
+        ::shutdown(fd.get(), SHUT_WR);
+        epoll_ctl(epfd_.get(), EPOLL_CTL_DEL, fd.get(), nullptr);
+        lingering_.emplace_back(std::move(fd), Clock::now() + kLinger);
+    }
     report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
 }
 
-void TcpModule::on_link(TcpEndpoint &ep, uint32_t events)
+LinkSink TcpModule::sink_for(TcpEndpoint &ep)
 {
-    if (ep.phase != EpPhase::connected)
+    LinkSink sink;
+    const weft_btl_upcalls_t &up = c_.upcalls;
+    sink.message = [&up, &ep](uint8_t am, std::span<const std::byte> data) {
+        if (WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, recv) && up.recv && !ep.user_closed)
+            up.recv(up.ctx, &ep.c, am, data.data(), data.size());
+    };
+    sink.closed = [] {};
+    sink.stop = [&ep] { return ep.user_closed || ep.phase != EpPhase::connected; };
+    if (WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, placed) && up.place && up.placed) {
+        sink.place = [&up, &ep](uint8_t am, std::span<const std::byte> head, size_t len, weft_btl_placement_t *p) {
+            return !ep.user_closed && up.place(up.ctx, &ep.c, am, head.data(), head.size(), len, p) == 1;
+        };
+        sink.placed = [&up, &ep](uint8_t am, uint64_t token, int status) {
+            up.placed(up.ctx, &ep.c, am, token, status);
+        };
+    }
+    return sink;
+}
+
+void TcpModule::on_link(LinkSlot &slot, uint32_t events)
+{
+    TcpEndpoint &ep = *slot.ep;
+    if (ep.phase != EpPhase::connected) {
+        // Not read before every link is up; a link that breaks meanwhile fails the endpoint.
+        if (ep.phase == EpPhase::connecting && (events & (EPOLLHUP | EPOLLERR)))
+            fail(ep, WEFT_ERR_UNREACHABLE, "connection to " + where(ep) + " lost while its links were set up");
         return;
+    }
+    if (slot.closed)
+        return;
+    Link &link = *slot.link;
     if (events & EPOLLOUT) {
         bool drained = false;
-        if (int err = ep.link->flush(&drained); err != 0)
+        if (int err = link.flush(&drained); err != 0)
             return fail(ep, WEFT_ERR_IO, "sending to " + where(ep) + " failed: " + std::strerror(err) +
                                              " (the peer process may have died)");
         if (drained)
-            watch(ep.link->fd(), reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(&ep) | kTagEndpoint),
-                  EPOLLIN, true);
+            watch_link(slot, false, true);
     }
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-        LinkSink sink;
-        const weft_btl_upcalls_t &up = c_.upcalls;
-        sink.message = [&](uint8_t am, std::span<const std::byte> data) {
-            if (WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, recv) && up.recv && !ep.user_closed)
-                up.recv(up.ctx, &ep.c, am, data.data(), data.size());
-        };
-        sink.closed = [] {};
-        sink.stop = [&] { return ep.user_closed || ep.phase != EpPhase::connected; };
+        const LinkSink sink = sink_for(ep);
         std::string error;
-        int rc = ep.link->receive(sink, &error);
+        int rc = link.receive(sink, &error);
         if (ep.phase != EpPhase::connected)
             return;
         if (rc == Link::kClosed) {
-            // The peer's orderly close: everything before it was delivered.
+            // The peer's orderly close of this link: everything it sent
+            // before is delivered. The endpoint is closed once every link is.
+            slot.closed = true;
+            epoll_ctl(epfd_.get(), EPOLL_CTL_DEL, link.fd(), nullptr);
+            if (++ep.closed < ep.slots.size())
+                return;
             ep.phase = EpPhase::closing;
             report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, where(ep) + " disconnected");
             return;
@@ -701,6 +818,11 @@ void TcpModule::drain_reports()
         TcpEndpoint &ep = *r.ep;
         if (ep.phase == EpPhase::gone)
             continue;
+        // Placements the endpoint will never finish are told first (btl.h).
+        for (const Unlanded &u : std::exchange(ep.unlanded, {}))
+            if (WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, placed) && up.placed)
+                up.placed(up.ctx, &ep.c, u.am_id, u.token,
+                          r.status != WEFT_SUCCESS ? r.status : WEFT_ERR_UNREACHABLE);
         ep.c.state = r.state;
         if (WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, state) && up.state)
             up.state(up.ctx, &ep.c, r.state, r.status, r.reason.empty() ? nullptr : r.reason.c_str());
@@ -745,7 +867,7 @@ int TcpModule::progress()
         else if (tag == kTagHandshake)
             on_handshake(*static_cast<Handshake *>(obj), events[i].events);
         else if (tag == kTagEndpoint)
-            on_link(*static_cast<TcpEndpoint *>(obj), events[i].events);
+            on_link(*static_cast<LinkSlot *>(obj), events[i].events);
         handled += static_cast<int>(reports_.size()) + 1;
         drain_reports();
     }
@@ -763,6 +885,13 @@ int TcpModule::progress()
             refuse(*hs, "handshake not completed within btl_tcp_handshake_timeout");
         }
     }
+    // Endpoints whose links are not all up in time (the peer's side of a
+    // simultaneous connect failed, or it died half way).
+    for (auto &ep : endpoints_)
+        if (ep->phase == EpPhase::connecting && now > ep->deadline)
+            fail(*ep, WEFT_ERR_UNREACHABLE,
+                 "connection to " + where(*ep) + " not established within btl_tcp_handshake_timeout (" +
+                     std::to_string(ep->up) + " of " + std::to_string(ep->slots.size()) + " links up)");
     if (close_pending_) {
         close_pending_ = false;
         for (auto &ep : endpoints_)

@@ -2,13 +2,23 @@
 // interface's address, an epoll set (listener, handshakes, links) that is
 // also the runtime's wait_fd, the endpoints, and the handshakes in flight.
 //
-// Connection rule (deterministic, no extra round trip): the connector sends
-// a hello with the acceptor's secret; the acceptor answers accept, refuse or
-// duplicate. When both ranks connect at once, the connection started by the
-// lower rank wins: an acceptor with its own attempt under way answers
-// "duplicate" to a higher-ranked connector (whose endpoint then waits for
-// the lower rank's connection), and adopts a lower-ranked connector's
-// connection for its endpoint (its own attempt then gets "duplicate").
+// Links: an endpoint is btl_tcp_links connections to its peer, every one
+// set up by the same handshake (it names the link and the count, which
+// both sides must agree on). Ordered frames all go on link 0, so they keep
+// their order; frames the runtime sends unordered (sendx) take whichever
+// link is idle, which spreads large transfers over all of them. The
+// endpoint is CONNECTED once every link is up, and an orderly close sends a
+// close frame on every link: the peer reports CLOSED only after all of them
+// (so after every frame sent before it, whatever link it took).
+//
+// Connection rule, per link (deterministic, no extra round trip): the
+// connector sends a hello with the acceptor's secret; the acceptor answers
+// accept, refuse or duplicate. When both ranks connect the same link at
+// once, the connection started by the lower rank wins: an acceptor with its
+// own attempt on that link under way answers "duplicate" to a higher-ranked
+// connector (whose link then waits for the lower rank's connection), and
+// adopts a lower-ranked connector's connection (its own attempt then gets
+// "duplicate").
 #pragma once
 
 #include <netinet/in.h>
@@ -32,7 +42,8 @@ struct TcpConfig {
     int priority = 10;
     size_t eager_limit = 64 * 1024;
     size_t max_send = size_t{64} << 20;
-    size_t sndbuf = 0, rcvbuf = 0;
+    size_t sndbuf = size_t{4} << 20, rcvbuf = size_t{4} << 20;
+    unsigned links = 2;                 // connections per endpoint
     size_t max_queued = 4096;           // frames waiting per endpoint before AGAIN
     double handshake_timeout = 10.0;    // seconds
     int keepalive_time = 30, keepalive_intvl = 5, keepalive_probes = 4;   // seconds, count
@@ -56,6 +67,7 @@ struct Handshake {
     bool outgoing = false;
     bool connected = false;             // outgoing: the TCP connect completed
     TcpEndpoint *ep = nullptr;          // outgoing: the endpoint it serves
+    unsigned link = 0;                  // outgoing: which of its links
     std::byte buf[kHelloBytes] = {};
     size_t have = 0;                    // bytes read (incoming hello or outgoing reply)
     size_t sent = 0;                    // outgoing hello bytes written
@@ -64,7 +76,16 @@ struct Handshake {
     bool dead = false;
 };
 
-enum class EpPhase { connecting, waiting_peer, connected, closing, gone };
+enum class EpPhase { connecting, connected, closing, gone };
+
+// One link of an endpoint (its epoll tag, so it must not move).
+struct LinkSlot {
+    TcpEndpoint *ep = nullptr;
+    unsigned index = 0;
+    bool outgoing = false;              // our connection attempt for it is under way
+    bool closed = false;                // the peer's close frame arrived on it
+    std::unique_ptr<Link> link;         // once up
+};
 
 struct TcpEndpoint {
     weft_btl_endpoint_t c{};
@@ -72,9 +93,15 @@ struct TcpEndpoint {
     std::string addr;                   // peer's address, for messages
     EpPhase phase = EpPhase::connecting;
     bool user_closed = false;           // disconnect() was called
-    std::unique_ptr<Link> link;
-    // Frames accepted while connecting, sent once connected.
+    std::vector<std::unique_ptr<LinkSlot>> slots;   // btl_tcp_links of them
+    unsigned up = 0, closed = 0;        // links up; links the peer closed
+    unsigned next = 0;                  // where the next unordered frame tries first
+    std::chrono::steady_clock::time_point deadline;   // connecting: every link up by then
+    // Frames accepted while connecting, sent on link 0 once connected.
     std::deque<std::pair<FrameHeader, std::vector<std::byte>>> early;
+    // Placements a failed or closed link abandoned: told before the state upcall.
+    std::vector<Unlanded> unlanded;
+    Link &primary() { return *slots[0]->link; }
 };
 
 class TcpModule {
@@ -94,7 +121,7 @@ public:
     int reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const;
     int card(void *buf, size_t *len) const;
     int connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out);
-    int send(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt);
+    int send(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags);
     int progress();
     int wait_fd() const { return epfd_.get(); }
     int disconnect(TcpEndpoint &ep);
@@ -107,18 +134,24 @@ private:
     void watch(int fd, void *tag, uint32_t events, bool modify);
     void on_listener();
     void on_handshake(Handshake &hs, uint32_t events);
-    void on_link(TcpEndpoint &ep, uint32_t events);
+    void on_link(LinkSlot &slot, uint32_t events);
     void incoming_hello(Handshake &hs);
     void outgoing_reply(Handshake &hs);
     void refuse(Handshake &hs, const std::string &why);
-    void adopt(TcpEndpoint &ep, Fd fd);
+    void adopt(TcpEndpoint &ep, unsigned link, Fd fd);
+    TcpEndpoint &new_endpoint(uint32_t rank);
+    void watch_link(LinkSlot &slot, bool out, bool modify);
+    void abandon_placements(TcpEndpoint &ep);
+    LinkSink sink_for(TcpEndpoint &ep);
     void fail(TcpEndpoint &ep, int status, const std::string &why);
     void report(TcpEndpoint &ep, weft_btl_ep_state_t state, int status, const std::string &why);
     void after_io(TcpEndpoint &ep);
     void tune(int fd) const;
     void drain_reports();
     void reap();
-    int frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct iovec *iov, int iovcnt);
+    int frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct iovec *iov, int iovcnt,
+                   bool unordered = false);
+    int link_send(TcpEndpoint &ep, LinkSlot &slot, const FrameHeader &h, const struct iovec *iov, int iovcnt);
     TcpEndpoint *find_peer(uint32_t rank);
     uint32_t my_rank() const;
     std::string job_id() const;
@@ -145,6 +178,7 @@ private:
     unsigned long refused_ = 0;
     bool warned_refused_ = false;
     bool close_pending_ = false;        // a disconnect() waits for its close frame to go out
+    size_t rmem_max_ = SIZE_MAX, wmem_max_ = SIZE_MAX;   // what SO_RCVBUF/SO_SNDBUF may ask
 };
 
 extern const weft_btl_module_ops_t kTcpModuleOps;

@@ -38,7 +38,15 @@ int op_send(weft_btl_endpoint_t *ep, uint8_t am_id, const struct iovec *iov, int
     TcpEndpoint *e = TcpModule::endpoint(ep);
     if (!e)
         return WEFT_ERR_BAD_PARAM;
-    return guarded([&] { return TcpModule::from(ep->module)->send(*e, am_id, iov, iovcnt); });
+    return guarded([&] { return TcpModule::from(ep->module)->send(*e, am_id, iov, iovcnt, 0); });
+}
+
+int op_sendx(weft_btl_endpoint_t *ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags)
+{
+    TcpEndpoint *e = TcpModule::endpoint(ep);
+    if (!e)
+        return WEFT_ERR_BAD_PARAM;
+    return guarded([&] { return TcpModule::from(ep->module)->send(*e, am_id, iov, iovcnt, flags); });
 }
 
 int op_progress(weft_btl_module_t *m)
@@ -79,6 +87,8 @@ const weft_btl_module_ops_t kTcpModuleOps = {
     .wait_fd = op_wait_fd,
     .disconnect = op_disconnect,
     .finalize = op_finalize,
+    .prepare_wait = nullptr,   // its epoll descriptor is readable on work unasked
+    .sendx = op_sendx,
 };
 
 } // namespace weft::btl_tcp

@@ -68,19 +68,20 @@ std::string decode_hello(std::span<const std::byte> bytes, Hello *out);
 
 // ---- frames -----------------------------------------------------------------
 
+// Every frame travels whole on one link of an endpoint. Frames sent in
+// order go on link 0; frames the runtime marked unordered may take any
+// link (btl.h "Ordering"), so nothing is split across links here.
 enum : uint8_t {
     kFrameMessage = 0,   // an active message: am_id + payload
-    kFrameClose = 1,     // orderly disconnect: nothing follows
-    kFrameStripe = 2,    // a message whose payload is striped over the links
-    kFrameChunk = 3      // one piece of a striped message, on links 1..n-1
+    kFrameClose = 1      // orderly disconnect of this link: nothing follows on it
 };
 
-// 12 bytes before every payload: length, am id, kind, check byte, sequence.
+// 12 bytes before every payload: length, am id, kind, check bytes, length again.
 struct FrameHeader {
-    uint32_t len = 0;    // payload bytes following this header on this link
+    uint32_t len = 0;    // payload bytes following this header
     uint8_t am_id = 0;
     uint8_t kind = kFrameMessage;
-    uint32_t total = 0;  // stripe: the whole message's size; else = len
+    uint32_t total = 0;  // = len (a second copy that catches a stream out of sync)
 };
 inline constexpr size_t kFrameHeaderBytes = 12;
 

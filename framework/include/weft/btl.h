@@ -17,6 +17,15 @@
  * calls an upcall from inside send()/sendi()/put()/get(): only from
  * progress(), so the runtime may send from a handler without recursion.
  *
+ * Ordering: frames sent on one endpoint by send(), sendi() and sendx()
+ * without WEFT_BTL_SEND_UNORDERED arrive in the order they were sent. A
+ * frame sent with WEFT_BTL_SEND_UNORDERED (only to a module whose caps
+ * carry WEFT_BTL_FLAG_UNORDERED) arrives exactly once, but in any order
+ * relative to every other frame of the endpoint, ordered or not; so the
+ * runtime uses it only for frames that say where their bytes go and are
+ * counted by the receiver. An orderly close (disconnect, CLOSED) still
+ * follows every frame sent before it, ordered or not.
+ *
  * Every struct begins with its size; readers check WEFT_HAS_MEMBER before
  * using members added later. Unsupported operations are NULL pointers or
  * return WEFT_ERR_NOT_SUPPORTED. */
@@ -38,6 +47,7 @@ extern "C" {
 
 struct weft_btl_module;
 struct weft_btl_endpoint;
+struct weft_btl_placement;
 
 /* Peer classes, decided by the runtime from PMIx node ids. */
 typedef enum weft_peer_class {
@@ -64,6 +74,12 @@ typedef struct weft_btl_peer {
 #define WEFT_BTL_FLAG_PUT    0x4u   /* RDMA write */
 #define WEFT_BTL_FLAG_GET    0x8u   /* RDMA read */
 #define WEFT_BTL_FLAG_FD     0x10u  /* wait_fd() gives a descriptor to block on */
+#define WEFT_BTL_FLAG_UNORDERED 0x20u  /* sendx() takes WEFT_BTL_SEND_UNORDERED and may
+                                          spread such frames over several connections */
+
+/* Flags of sendx(). */
+#define WEFT_BTL_SEND_UNORDERED 0x1u   /* this frame may overtake, or be overtaken by, other
+                                          frames of the endpoint (see "Ordering" below) */
 
 /* Exclusivity: a module that reaches a peer excludes modules of lower
  * exclusivity for that peer (self beats shared memory beats networks). */
@@ -127,6 +143,20 @@ typedef struct weft_btl_process {
     const char *hostname;       /* for messages only */
 } weft_btl_process_t;
 
+/* How many leading bytes of a message a module shows the place upcall
+ * (fewer only when the message is shorter). */
+#define WEFT_BTL_PLACE_HEAD 64u
+#define WEFT_BTL_PLACE_IOV 4
+
+/* Where a message being received should land (see upcalls.place). */
+typedef struct weft_btl_placement {
+    size_t size;                /* set by the module before the call */
+    size_t skip;                /* leading bytes the runtime took from head */
+    struct iovec iov[WEFT_BTL_PLACE_IOV];
+    int iovcnt;
+    uint64_t token;             /* the runtime's, passed back to placed() */
+} weft_btl_placement_t;
+
 /* What the runtime gives a module: set in module->upcalls after init(),
  * before the first start_connect or progress. */
 typedef struct weft_btl_upcalls {
@@ -142,6 +172,25 @@ typedef struct weft_btl_upcalls {
     /* A peer connected to this module on its own initiative; the runtime
      * returns its runtime_ctx for the new endpoint (or NULL to refuse). */
     void *(*accepted)(void *ctx, struct weft_btl_endpoint *ep);
+
+    /* Optional direct placement of large messages (appended later: check
+     * WEFT_HAS_MEMBER and NULL). A module that has read the first bytes of
+     * a message (head: at least min(len, WEFT_BTL_PLACE_HEAD) of them, or
+     * all it has if more) but not the rest may ask where the message should
+     * land instead of delivering it through recv. The runtime answers 0 to
+     * decline (the module then delivers it through recv as usual) or 1 with
+     * place filled in: the message's bytes [place->skip, len) go, in order,
+     * into place->iov[0..place->iovcnt) (whose lengths add up to
+     * len - skip); the first skip bytes are the runtime's and were read by
+     * it from head. The module copies what it already holds and receives
+     * the rest straight into those buffers, then calls placed(am_id,
+     * place->token, WEFT_SUCCESS) from progress(). If the endpoint fails
+     * or closes first, it calls placed(am_id, token, error) instead, before
+     * the state upcall. Every accepted placement gets exactly one placed()
+     * call, and the module writes nothing into the buffers after it. */
+    int (*place)(void *ctx, struct weft_btl_endpoint *ep, uint8_t am_id, const void *head,
+                 size_t head_len, size_t len, struct weft_btl_placement *place);
+    void (*placed)(void *ctx, struct weft_btl_endpoint *ep, uint8_t am_id, uint64_t token, int status);
 } weft_btl_upcalls_t;
 
 typedef struct weft_btl_module_ops {
@@ -188,6 +237,14 @@ typedef struct weft_btl_module_ops {
      * readable-on-work unasked. Lets a module keep its fast path free of
      * system calls while the receiver polls. */
     int (*prepare_wait)(struct weft_btl_module *m);
+
+    /* Appended later (check WEFT_HAS_MEMBER and NULL): send() with flags
+     * (WEFT_BTL_SEND_*). Without WEFT_BTL_SEND_UNORDERED it is send().
+     * With it (the module's caps have WEFT_BTL_FLAG_UNORDERED) the frame
+     * may be reordered as described under "Ordering"; a module may answer
+     * WEFT_ERR_AGAIN while its connections are busy rather than copy. */
+    int (*sendx)(struct weft_btl_endpoint *ep, uint8_t am_id, const struct iovec *iov, int iovcnt,
+                 uint32_t flags);
 } weft_btl_module_ops_t;
 
 typedef struct weft_btl_module {
