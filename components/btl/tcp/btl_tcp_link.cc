@@ -265,6 +265,13 @@ int Link::receive(const LinkSink &sink, std::string *error)
         } else {
             rend_ += got;
         }
+        // A short read emptied the socket: another recv would only say
+        // EAGAIN, one system call late on a ping-pong's critical path.
+        if (static_cast<size_t>(r) < room) {
+            if (!in_large_ && !in_place_)
+                return deliver_buffered(sink, error, &progressed);
+            return 0;
+        }
     }
     return 0;
 }

@@ -22,6 +22,10 @@ using Clock = std::chrono::steady_clock;
 constexpr uintptr_t kTagListener = 0, kTagHandshake = 1, kTagEndpoint = 2, kTagMask = 7;
 // Events per epoll_wait in one progress().
 constexpr int kMaxEvents = 64;
+// Direct reads (see progress()): epoll runs every kEpollEvery passes; links
+// after the first (large unordered frames only) are read every
+// kSideLinkEvery passes; with more links than kDirectMaxLinks, epoll alone.
+constexpr unsigned kEpollEvery = 16, kSideLinkEvery = 4, kDirectMaxLinks = 8;
 // How long a closed link waits for the peer's end before it is dropped.
 constexpr auto kLinger = std::chrono::seconds(5);
 
@@ -739,11 +743,41 @@ void TcpModule::after_io(TcpEndpoint &ep)
     report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
 }
 
+bool TcpModule::direct_reads_ok() const
+{
+    if (!handshakes_.empty() || close_pending_)
+        return false;
+    size_t links = 0;
+    for (const auto &ep : endpoints_) {
+        if (ep->phase != EpPhase::connected)
+            return false;   // set-up and teardown go through epoll
+        for (const auto &slot : ep->slots)
+            if (slot->link && (slot->link->has_queue() || ++links > kDirectMaxLinks))
+                return false;   // output waits for EPOLLOUT
+    }
+    return links > 0;
+}
+
+void TcpModule::read_links_directly()
+{
+    // Index loops: an upcall may connect to a new peer (endpoints_ grows).
+    for (size_t e = 0; e < endpoints_.size(); ++e) {
+        TcpEndpoint &ep = *endpoints_[e];
+        for (size_t i = 0; i < ep.slots.size() && ep.phase == EpPhase::connected; ++i) {
+            LinkSlot &slot = *ep.slots[i];
+            if (slot.closed || !slot.link || (i > 0 && passes_ % kSideLinkEvery != 0))
+                continue;
+            on_link(slot, EPOLLIN);
+        }
+    }
+}
+
 LinkSink TcpModule::sink_for(TcpEndpoint &ep)
 {
     LinkSink sink;
     const weft_btl_upcalls_t &up = c_.upcalls;
-    sink.message = [&up, &ep](uint8_t am, std::span<const std::byte> data) {
+    sink.message = [this, &up, &ep](uint8_t am, std::span<const std::byte> data) {
+        ++messages_in_;
         if (WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, recv) && up.recv && !ep.user_closed)
             up.recv(up.ctx, &ep.c, am, data.data(), data.size());
     };
@@ -857,6 +891,18 @@ int TcpModule::progress()
     in_progress_ = true;
     int handled = static_cast<int>(reports_.size());
     drain_reports();
+    // A busy-polled peer's message costs epoll_wait and then recv: two
+    // system calls where a bare socket loop needs one. With few links and
+    // nothing but reads to wait for, read them directly; epoll (the
+    // listener, handshakes, timeouts, queued output) every kEpollEvery passes.
+    if (++passes_ % kEpollEvery != 0 && direct_reads_ok()) {
+        const size_t before = messages_in_;
+        read_links_directly();
+        handled += static_cast<int>(messages_in_ - before + reports_.size());
+        drain_reports();
+        in_progress_ = false;
+        return handled;
+    }
     epoll_event events[kMaxEvents];
     int n = epoll_wait(epfd_.get(), events, kMaxEvents, 0);
     for (int i = 0; i < n; ++i) {

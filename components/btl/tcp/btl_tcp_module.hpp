@@ -126,6 +126,9 @@ public:
     int wait_fd() const { return epfd_.get(); }
     int disconnect(TcpEndpoint &ep);
     bool in_progress() const { return in_progress_; }
+    // Busy polling without epoll's extra system call (see progress()).
+    bool direct_reads_ok() const;
+    void read_links_directly();
     unsigned long refused() const { return refused_; }
 
 private:
@@ -178,6 +181,8 @@ private:
     unsigned long refused_ = 0;
     bool warned_refused_ = false;
     bool close_pending_ = false;        // a disconnect() waits for its close frame to go out
+    unsigned passes_ = 0;               // progress() calls
+    size_t messages_in_ = 0;            // messages handed to the runtime
     size_t rmem_max_ = SIZE_MAX, wmem_max_ = SIZE_MAX;   // what SO_RCVBUF/SO_SNDBUF may ask
 };
 
