@@ -66,7 +66,7 @@ std::vector<params::Definition> param_definitions()
                       "Let the target of a rendezvous read the data directly from the sender's memory "
                       "(RDMA get, single copy) when the transport can; false always sends it in "
                       "chunks."));
-    out.push_back(eng("rndv_split", params::Type::Size, "256k", WEFT_LEVEL_TUNER_DETAIL,
+    out.push_back(eng("rndv_split", params::Type::Size, "64k", WEFT_LEVEL_TUNER_DETAIL,
                       "Rendezvous messages of at least this size, on a transport that can both read "
                       "and write the peer's memory, are moved by both sides at once: the target reads "
                       "the first half while the sender writes the second (two cores copying instead of "

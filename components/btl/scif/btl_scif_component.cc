@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <new>
 #include <string>
@@ -49,14 +50,17 @@ std::unique_ptr<ScifModule> &the_module()
 const weft::cutil::ParamSpec kParams[] = {
     {"priority", WEFT_PARAM_INT, "50", WEFT_LEVEL_TUNER_DETAIL,
      "Selection priority of btl/scif among transports that reach the same peer (higher wins)."},
-    {"eager_limit", WEFT_PARAM_SIZE, "4k", WEFT_LEVEL_TUNER_BASIC,
+    {"eager_limit", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_BASIC,
      "Largest message the runtime sends eagerly through the shared-memory ring (also the "
-     "largest sendi()); larger ones go by put/get, which copy once with process_vm_readv."},
+     "largest sendi()); larger ones go by put/get, which copy once with process_vm_readv. "
+     "0: a 32nd of the ring, from 4k to 64k."},
     {"max_send", WEFT_PARAM_SIZE, "16M", WEFT_LEVEL_TUNER_DETAIL,
      "Largest payload of one send(); messages larger than one ring chunk travel as fragments."},
-    {"ring_size", WEFT_PARAM_SIZE, "64k", WEFT_LEVEL_TUNER_DETAIL,
+    {"ring_size", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_DETAIL,
      "Bytes of each per-peer receive ring (a power of two, 4k to 64M); bigger rings absorb "
-     "bursts, smaller ones save memory with many local peers."},
+     "bursts and carry larger eager messages, smaller ones save memory with many local peers. "
+     "0: sized for the job, 2M with up to 16 local processes, halved as they grow (32M of "
+     "rings per process at most), 64k at least."},
 };
 
 int scif_open_component(const weft_host_t *host)
@@ -98,10 +102,16 @@ int read_config(const weft_host_t *host, ScifConfig *config)
     host->param_get_size("btl_scif_eager_limit", &eager);
     host->param_get_size("btl_scif_max_send", &max_send);
     host->param_get_size("btl_scif_ring_size", &ring);
+    config->auto_ring = ring == 0;
+    config->auto_eager = eager == 0;
+    if (config->auto_ring)
+        ring = config->ring_size;   // until the job is known
+    if (config->auto_eager)
+        eager = std::min<uint64_t>(config->eager_limit, ring / 2 - 128);
     if (ring < 4096 || ring > (uint64_t{64} << 20) || (ring & (ring - 1)) != 0)
-        return refuse(host, "btl_scif_ring_size", ring, "a power of two from 4k to 64M");
+        return refuse(host, "btl_scif_ring_size", ring, "0 or a power of two from 4k to 64M");
     // A chunk may take at most half the ring (see scif_ring.hpp).
-    const uint64_t chunk_max = ring / 2 - 128;
+    const uint64_t chunk_max = config->auto_ring ? (uint64_t{64} << 20) / 2 - 128 : ring / 2 - 128;
     if (eager < 64 || eager > chunk_max)
         return refuse(host, "btl_scif_eager_limit", eager,
                       ("64 up to half of btl_scif_ring_size minus 128 (" +

@@ -165,8 +165,38 @@ int ScifModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len
     return 1;
 }
 
-int ScifModule::card(void *buf, size_t *len) const
+// Mid-size messages move fastest through the rings (two in-cache copies,
+// no system call; process_vm_readv only wins from about 64 KiB), so rings
+// are as large as a shared-memory budget per process allows: 2 MiB (eager
+// 64 KiB) up to 16 local peers, halving as peers grow, 64 KiB (eager 4 KiB)
+// at least. Each connected peer costs two rings (one per direction).
+void ScifModule::size_for_job()
 {
+    if (sized_ || !c_.process)
+        return;
+    sized_ = true;
+    constexpr size_t kRingMax = size_t{2} << 20, kRingMin = 64 * 1024, kBudget = size_t{32} << 20;
+    const size_t peers = c_.process->local_size > 1 ? c_.process->local_size - 1 : 1;
+    if (config_.auto_ring) {
+        size_t ring = kRingMax;
+        while (ring > kRingMin && ring * peers > kBudget)
+            ring /= 2;
+        // An eager limit the user set must fit a ring chunk (half the ring).
+        while (!config_.auto_eager && ring / 2 - 128 < config_.eager_limit)
+            ring *= 2;
+        config_.ring_size = ring;
+        sc::set_ring_cells(static_cast<uint32_t>(ring / sc::kCell));
+    }
+    if (config_.auto_eager) {
+        config_.eager_limit = std::clamp<size_t>(config_.ring_size / 32, 4096, 64 * 1024);
+        config_.eager_limit = std::min(config_.eager_limit, config_.max_send);
+        c_.caps.eager_limit = c_.caps.inline_max = config_.eager_limit;
+    }
+}
+
+int ScifModule::card(void *buf, size_t *len)
+{
+    size_for_job();   // the runtime asks for the card once the job is known
     if (!len)
         return WEFT_ERR_BAD_PARAM;
     if (!buf || *len < sizeof(Card)) {

@@ -49,6 +49,9 @@ struct ScifConfig {
     size_t eager_limit = 4096;
     size_t max_send = size_t{16} << 20;
     size_t ring_size = 64 * 1024;    // bytes per direction per peer
+    // Parameters left at 0: sized for the job once its local size is known
+    // (see ScifModule::size_for_job); the values above until then.
+    bool auto_ring = false, auto_eager = false;
 };
 
 // Ring message types (weft::scif::kFirstUserType and up).
@@ -132,7 +135,9 @@ public:
     static ScifEndpoint *endpoint(weft_btl_endpoint_t *ep);
 
     int reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const;
-    int card(void *buf, size_t *len) const;
+    // Rings and eager limit for this job's number of local peers.
+    void size_for_job();
+    int card(void *buf, size_t *len);
     int connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out);
     int send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt);
     int sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
@@ -176,6 +181,7 @@ private:
     std::vector<std::unique_ptr<ScifEndpoint>> endpoints_;
     std::vector<Completion> completions_;
     bool in_progress_ = false;
+    bool sized_ = false;                // size_for_job() ran
     unsigned long rounds_ = 0;
     int epoll_fd_ = -1;      // wait_fd(): the sockets that wake a sleeper
     bool armed_ = false;     // prepare_wait() set the waiting flags
