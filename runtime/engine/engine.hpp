@@ -174,6 +174,7 @@ struct Incoming {
     int parts = 0;
     int error = 0;
     size_t split = 0;                      // we read [0, split); the initiator writes the rest
+    bool put_pending = false;              // split: the initiator's PutDone is still due
     weft_btl_endpoint_t *ep = nullptr;
     uint64_t peer_addr = 0;                // the initiator's buffer and rkey, for a get
     std::array<uint8_t, 64> peer_rkey{};

@@ -314,8 +314,10 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
         in->peer_rkey_len = std::min(u.rkey_len, in->peer_rkey.size());
         std::memcpy(in->peer_rkey.data(), u.rkey, in->peer_rkey_len);
         in->split = mlength;
-        if (Status st = split_rendezvous(in, h); st.ok())
+        if (Status st = split_rendezvous(in, h); st.ok()) {
             in->parts = 1;   // the initiator writes [split, mlength)
+            in->put_pending = true;
+        }
         ++in->parts;         // we read [0, split)
         const int rc = start_part_get(in, 0, in->split);
         if (rc == WEFT_SUCCESS)
@@ -393,10 +395,11 @@ void Engine::handle_put_done(const wire::Frame &f)
 {
     auto d = wire::read<wire::PutDone>(f);
     Incoming *in = incoming_.get(d.token);
-    if (!in || !in->reg_module || in->parts <= 0) {
-        reject(WEFT_RANK_ANY, "putdone for an unknown or finished receive");
+    if (!in || !in->put_pending) {
+        reject(WEFT_RANK_ANY, "putdone for an unknown or finished receive, or a second one");
         return;
     }
+    in->put_pending = false;
     if (d.status == WEFT_SUCCESS) {
         part_done(in, WEFT_SUCCESS);
         return;
