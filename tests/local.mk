@@ -68,7 +68,8 @@ CLEANFILES += tests/fuzz/tcp_frame_fuzz tests/fuzz/engine_wire_fuzz tests/fuzz/s
 # btl/scif: its SCIF library directly, and its module in two processes.
 if WEFT_BUILD_btl_scif
 unit_test_sources += tests/unit/scif_api_test.cc tests/unit/btl_scif_test.cc \
-	tests/unit/scif_ctrl_test.cc components/btl/scif/scif_ctrl.cc tests/unit/no_process_vm.hpp
+	tests/unit/scif_ctrl_test.cc components/btl/scif/scif_ctrl.cc tests/unit/no_process_vm.hpp \
+	tests/unit/scif_ring_test.cc components/btl/scif/scif_ring.cc
 unit_test_cppflags += -I$(top_srcdir)/components/btl/scif
 unit_test_ldadd += $(top_builddir)/components/btl/scif/libweft_scif.la
 endif

@@ -392,8 +392,10 @@ void ScifModule::flush_pending(ScifEndpoint &ep)
 
 void ScifModule::flush_acks(ScifEndpoint &ep)
 {
+    if (ep.acks_owed.empty())
+        return;
     sc::Endpoint *s = sc::lookup(ep.epd);
-    if (!s || ep.acks_owed.empty())
+    if (!s)
         return;
     size_t n = 0;
     for (; n < ep.acks_owed.size(); ++n) {
@@ -808,13 +810,18 @@ int ScifModule::progress()
     // Index loop: upcalls may start new connections (push_back).
     for (size_t i = 0; i < endpoints_.size(); ++i)
         advance(*endpoints_[i], &events);
-    std::vector<Completion> done;
-    done.swap(completions_);
-    for (const Completion &c : done) {
-        c.cb(c.ep, c.ctx, c.status);
-        ++events;
+    if (!completions_.empty()) {
+        std::vector<Completion> done;
+        done.swap(completions_);
+        for (const Completion &c : done) {
+            c.cb(c.ep, c.ctx, c.status);
+            ++events;
+        }
     }
-    reap();
+    // An endpoint dies in a round that reports something; the periodic
+    // sweep is the safety net. An idle poll then costs no scan.
+    if (events > 0 || rounds_ % 64 == 0)
+        reap();
     in_progress_ = false;
     return events;
 }

@@ -38,6 +38,11 @@ enum class ChunkType : uint8_t {
     stream = 1,   // scif_send()/scif_recv() bytes
 };
 inline constexpr uint8_t kFirstUserType = 2;
+// Cells one pad chunk may cover (its length must fit the 20-bit field).
+inline constexpr uint32_t kMaxPadCells = (kMaxChunkLen + 1) / kCell;
+// Small traffic stays in the first kHotCells cells of a large ring.
+inline constexpr uint32_t kHotCells = 1024;
+inline constexpr uint32_t kHotRecheckCells = 256;
 inline constexpr uint8_t kMaxType = 15;
 
 struct alignas(kCell) RingShared {
@@ -91,10 +96,13 @@ public:
     bool empty();   // everything published has been consumed
 
 private:
+    void pad_to_end();
+
     RingShared *r_ = nullptr;
     std::byte *cells_ = nullptr;
     uint32_t mask_ = 0;
     size_t max_chunk_ = 0;
+    uint64_t next_hot_check_ = 0;   // see reserve()
     uint64_t tail_ = 0;        // next cell to write
     uint64_t head_cache_ = 0;  // consumer's head as last read
     uint64_t pending_pos_ = 0; // the reserved chunk
