@@ -55,7 +55,9 @@ Status Engine::init()
         return st;
     enable_placement();
     rt_.set_peer_failed_handler(on_peer_failed, this);
-    rt_.progress().add(poll, this, -1);
+    // Its queued work moves when a transport makes room or answers, which
+    // that transport's descriptor reports: a blocking wait need not watch it.
+    rt_.progress().add(poll, this, rt::ProgressEngine::kNoWake);
     g_engine_for_callbacks = this;
     return Status::success();
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "core/strings.hpp"
@@ -114,6 +115,8 @@ PmixClient::~PmixClient()
 {
     if (initialized_)
         (void)finalize();
+    if (event_fd_ >= 0)
+        ::close(event_fd_);
 }
 
 Status PmixClient::init()
@@ -135,6 +138,7 @@ Status PmixClient::init()
                           "that could not be reached: start the program with weftrun or mpirun, "
                           "or without those variables to run as a singleton");
     initialized_ = true;
+    event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     nspace_ = me.nspace;
     rank_ = me.rank;
     pmix_proc_t job = proc_of(nspace_, PMIX_RANK_WILDCARD);
@@ -184,12 +188,20 @@ void PmixClient::note_terminated(uint32_t rank)
     std::lock_guard lock(terminated_mu_);
     terminated_.push_back(rank);
     terminated_flag_.store(true, std::memory_order_relaxed);
+    if (event_fd_ >= 0) {
+        const uint64_t one = 1;
+        (void)!::write(event_fd_, &one, sizeof one);   // wakes a blocked progress engine
+    }
 }
 
 std::vector<uint32_t> PmixClient::take_terminated()
 {
     std::lock_guard lock(terminated_mu_);
     terminated_flag_.store(false, std::memory_order_relaxed);
+    if (event_fd_ >= 0) {
+        uint64_t n;
+        (void)!::read(event_fd_, &n, sizeof n);
+    }
     return std::exchange(terminated_, {});
 }
 

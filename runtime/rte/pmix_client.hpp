@@ -66,6 +66,9 @@ public:
     std::vector<uint32_t> take_terminated();
     // Cheap test for the progress loop.
     bool has_terminated() const { return terminated_flag_.load(std::memory_order_relaxed); }
+    // Readable while terminations wait to be taken (for a blocking progress
+    // engine), or -1.
+    int event_fd() const { return event_fd_; }
 
     // Called from PMIx's event thread when a peer of the job terminated.
     void note_terminated(uint32_t rank);
@@ -86,6 +89,7 @@ private:
     std::mutex terminated_mu_;
     std::vector<uint32_t> terminated_;
     std::atomic<bool> terminated_flag_{false};
+    int event_fd_ = -1;
     std::atomic<bool> nb_fence_done_{false};
     std::atomic<int> nb_fence_status_{0};
 };

@@ -31,6 +31,8 @@ ProgressEngine::~ProgressEngine()
 void ProgressEngine::add(PollFn fn, void *ctx, int fd, unsigned every, PrepareFn prepare)
 {
     sources_.push_back({fn, ctx, fd, every ? every : 1, prepare});
+    if (fd == kNoWake)
+        return;
     if (fd < 0) {
         all_have_fds_ = false;
         return;

@@ -24,6 +24,7 @@ const char *progress_mode_name(ProgressMode m);
 
 class ProgressEngine {
 public:
+    static constexpr int kNoWake = -2;
     using PollFn = int (*)(void *ctx);   // returns events handled (>= 0) or an error
     // Before a blocking wait: arm wake-ups on fd, re-check; > 0 = work now.
     using PrepareFn = int (*)(void *ctx);
@@ -33,7 +34,10 @@ public:
     ProgressEngine(const ProgressEngine &) = delete;
     ProgressEngine &operator=(const ProgressEngine &) = delete;
 
-    // fd: a descriptor that becomes readable when fn has work, or -1.
+    // fd: a descriptor that becomes readable when fn has work; -1: none
+    // (a blocking wait then only yields); kNoWake: none needed, because the
+    // source's work only ever comes from this process's own calls or from
+    // other sources' events (a blocking wait does not watch it).
     // every: poll the source on one pass in `every` (1: each pass). A
     // transport that carries no traffic yet but must notice incoming
     // connections is polled rarely, so its system calls stay off the

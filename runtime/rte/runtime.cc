@@ -79,7 +79,9 @@ Status Runtime::setup()
     endpoints_ = std::make_unique<Endpoints>(pmix_, btl_, fw_->logger());
     for (const auto &om : btl_.modules())
         if (om.module->ops->progress) {
-            const int fd = om.module->ops->wait_fd ? om.module->ops->wait_fd(om.module) : -1;
+            int fd = om.module->ops->wait_fd ? om.module->ops->wait_fd(om.module) : -1;
+            if (fd < 0 && (om.module->caps.flags & WEFT_BTL_FLAG_LOCAL_ONLY))
+                fd = ProgressEngine::kNoWake;   // nothing arrives from elsewhere
             // Modules that wait on descriptors poll with a system call:
             // rarely until they carry a connected peer (note_in_use).
             const bool has_prepare =
@@ -89,7 +91,7 @@ Status Runtime::setup()
                           has_prepare ? prepare_module : nullptr);
         }
     if (!pmix_.singleton())
-        progress_.add(poll_events, this, -1);
+        progress_.add(poll_events, this, pmix_.event_fd());
     if (Status st = choose_progress_mode(); !st.ok())
         return st;
 

@@ -94,6 +94,23 @@ TEST(ProgressEngine, BlockWithoutDescriptorsYields)
     EXPECT_EQ(pe.effective_mode(), ProgressMode::Yield);
 }
 
+TEST(ProgressEngine, SourcesThatNeedNoWakeDoNotPreventBlocking)
+{
+    ProgressEngine pe;
+    Counter c;
+    FdSource s{::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
+    ASSERT_GE(s.fd, 0);
+    pe.add(count_poll, &c, ProgressEngine::kNoWake);
+    pe.add(drain_fd, &s, s.fd);
+    pe.set_mode(ProgressMode::Block, "test");
+    EXPECT_EQ(pe.effective_mode(), ProgressMode::Block);
+    // Still polled on every pass.
+    const int before = c.polls;
+    pe.progress();
+    EXPECT_EQ(c.polls, before + 1);
+    ::close(s.fd);
+}
+
 TEST(ProgressEngine, BlockingWaitWakesOnDescriptor)
 {
     ProgressEngine pe;

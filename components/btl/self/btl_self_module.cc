@@ -60,7 +60,8 @@ SelfModule::SelfModule(const weft_host_t *host, const weft_btl_component_t *comp
     c_.caps.max_send = config.max_send;
     c_.caps.inline_max = kInlineBytes;
     c_.caps.exclusivity = WEFT_BTL_EXCLUSIVITY_SELF;
-    c_.caps.flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_INLINE | WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET;
+    c_.caps.flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_INLINE | WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET |
+                    WEFT_BTL_FLAG_LOCAL_ONLY;
     c_.caps.priority = config.priority;
     std::snprintf(c_.name, sizeof c_.name, "self");
     c_.module_ctx = this;

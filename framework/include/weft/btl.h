@@ -76,6 +76,8 @@ typedef struct weft_btl_peer {
 #define WEFT_BTL_FLAG_FD     0x10u  /* wait_fd() gives a descriptor to block on */
 #define WEFT_BTL_FLAG_UNORDERED 0x20u  /* sendx() takes WEFT_BTL_SEND_UNORDERED and may
                                           spread such frames over several connections */
+#define WEFT_BTL_FLAG_LOCAL_ONLY 0x40u /* all its work comes from this process's own calls
+                                          (btl/self): a blocked runtime need not watch it */
 
 /* Flags of sendx(). */
 #define WEFT_BTL_SEND_UNORDERED 0x1u   /* this frame may overtake, or be overtaken by, other
