@@ -55,8 +55,11 @@ Status Engine::init()
         return st;
     enable_placement();
     rt_.set_peer_failed_handler(on_peer_failed, this);
-    // Its queued work moves when a transport makes room or answers, which
-    // that transport's descriptor reports: a blocking wait need not watch it.
+    // Its queued work moves when a transport connects, answers or makes
+    // room. The first two wake a blocked wait through the transport's
+    // descriptor; room freed in a full ring may not, and then the retry
+    // waits for the blocking wait's bound (10 ms). Only an oversubscribed
+    // rank blocks, so that is the trade against spinning.
     rt_.progress().add(poll, this, rt::ProgressEngine::kNoWake);
     g_engine_for_callbacks = this;
     return Status::success();
