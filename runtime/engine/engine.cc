@@ -487,24 +487,24 @@ void Engine::handle_put_req(weft_btl_endpoint_t *ep, const wire::Frame &f)
         if (status == WEFT_SUCCESS)
             return;
     }
-    wire::PutDone d{};   // the target then reads that part itself
+    send_put_done(ep->peer_rank, q.token, status);   // the target then reads that part itself
+}
+
+void Engine::send_put_done(uint32_t target, uint64_t token, int status)
+{
+    wire::PutDone d{};
     d.type = static_cast<uint8_t>(wire::Type::PutDone);
     d.status = status;
-    d.token = q.token;
-    send_control_to(ep->peer_rank, bytes_of(d));
+    d.token = token;
+    send_control_to(target, bytes_of(d));
 }
 
 void Engine::on_put_done(weft_btl_endpoint_t *, void *ctx, int status)
 {
     Engine *e = g_engine_for_callbacks;
     Op *op = e ? e->ops_.get(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ctx))) : nullptr;
-    if (!op)
-        return;
-    wire::PutDone d{};
-    d.type = static_cast<uint8_t>(wire::Type::PutDone);
-    d.status = status;
-    d.token = op->put_token;
-    e->send_control_to(op->target, bytes_of(d));
+    if (op)
+        e->send_put_done(op->target, op->put_token, status);
 }
 
 // ---------------------------------------------------------------- finalize

@@ -152,6 +152,10 @@ struct Unexpected {
     std::array<std::byte, kInlineUnexpected> inline_data;   // eager data up to kInlineUnexpected
     std::vector<std::byte> heap_data;      // eager data above it
     Unexpected *next = nullptr;
+    bool matches(uint32_t rank, uint64_t bits, uint64_t ignore) const
+    {
+        return (rank == WEFT_RANK_ANY || rank == info.source) && ((bits ^ info.match_bits) & ~ignore) == 0;
+    }
     std::span<const std::byte> data() const
     {
         return info.length <= kInlineUnexpected ? std::span<const std::byte>(inline_data.data(), info.length)
@@ -304,6 +308,7 @@ private:
     void handle_put_req(weft_btl_endpoint_t *ep, const wire::Frame &f);
     void handle_put_done(const wire::Frame &f);
     static void on_put_done(weft_btl_endpoint_t *ep, void *ctx, int status);
+    void send_put_done(uint32_t target, uint64_t token, int status);
     // Rendezvous by RDMA: the target's get of [from, from + len) of the
     // initiator's data (a btl status: it may not start).
     int start_part_get(Incoming *in, size_t from, size_t len);

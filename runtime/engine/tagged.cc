@@ -71,7 +71,7 @@ Status Engine::iprobe(uint32_t source, int32_t tag, uint32_t context, int *flag,
     const uint64_t ignore = tag == WEFT_ANY_TAG ? 0xffffffffull : 0;
     *flag = 0;
     for (const Unexpected *u = portals_[WEFT_PT_TAGGED].uq_head; u; u = u->next) {
-        if ((source != WEFT_ANY_SOURCE && source != u->info.source) || ((bits ^ u->info.match_bits) & ~ignore))
+        if (!u->matches(source, bits, ignore))
             continue;
         *flag = 1;
         if (status) {
@@ -247,14 +247,17 @@ void Engine::land_eager(Request *r, uint32_t src, uint64_t bits, std::span<const
 
 void Engine::land_by_md(Request *r, const PutInfo &u, std::span<const std::byte> data)
 {
-    uint64_t mh;
-    Md *md = mds_.alloc(&mh);
-    md->desc.start = r->buf;
-    md->desc.length = r->len;
-    md->desc.threshold = 1;
-    md->desc.options = WEFT_MD_OP_PUT | WEFT_MD_TRUNCATE;
-    md->unlink = WEFT_UNLINK;
-    md->threshold = 1;
+    weft_md_desc_t d{};
+    d.start = r->buf;
+    d.length = r->len;
+    d.threshold = 1;
+    d.options = WEFT_MD_OP_PUT | WEFT_MD_TRUNCATE;
+    Md *md;
+    if (Status st = new_md("weft_irecv", d, WEFT_UNLINK, &md); !st.ok()) {
+        r->done = true;   // irecv checked buf and len, so this is not expected
+        r->status.error = st.code();
+        return;
+    }
     md->request = r;
     r->md = md;
     deliver(md, u, data);   // releases md when the data is in

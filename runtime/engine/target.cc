@@ -190,9 +190,7 @@ Unexpected *Engine::take_unexpected(unsigned portal, uint32_t rank, uint64_t bit
     Portal &pt = portals_[portal];
     Unexpected *prev = nullptr;
     for (Unexpected *u = pt.uq_head; u; prev = u, u = u->next) {
-        if (rank != WEFT_RANK_ANY && rank != u->info.source)
-            continue;
-        if (((bits ^ u->info.match_bits) & ~ignore) != 0)
+        if (!u->matches(rank, bits, ignore))
             continue;
         (prev ? prev->next : pt.uq_head) = u->next;
         if (pt.uq_tail == u)
