@@ -146,10 +146,26 @@ double stream(size_t n, int me, int from, int to, Iters it)
 // --- raw: btl active messages on the chosen module, no engine ---------------
 
 constexpr uint8_t kAmRaw = 200;
-volatile size_t g_raw_arrived = 0;
-void raw_handler(void *, weft_btl_endpoint_t *, const void *, size_t) { g_raw_arrived = g_raw_arrived + 1; }
+// Messages a handler counted and how many the benchmark has used. Waiting
+// for "consumed + n" rather than "what has arrived now + n" keeps a message
+// that came early (while this rank was still in the barrier) from being
+// counted as the next one's.
+struct Arrivals {
+    volatile size_t arrived = 0;
+    size_t consumed = 0;
+    void note() { arrived = arrived + 1; }
+    void take(size_t n)
+    {
+        consumed += n;
+        while (arrived < consumed)
+            weft::rt::Runtime::current()->progress().progress();
+    }
+};
+Arrivals g_raw_msgs;
+void raw_handler(void *, weft_btl_endpoint_t *, const void *, size_t) { g_raw_msgs.note(); }
 
-double raw_latency(size_t n, int me)
+// The endpoint the runtime chose for the other rank of the pair (connected).
+weft_btl_endpoint_t *raw_endpoint(int me)
 {
     auto *rt = weft::rt::Runtime::current();
     const uint32_t peer = me == 0 ? 1 : 0;
@@ -157,7 +173,13 @@ double raw_latency(size_t n, int me)
         std::fprintf(stderr, "weft_bench: raw: %s\n", st.message().c_str());
         std::exit(1);
     }
-    weft_btl_endpoint_t *ep = rt->endpoints().peer(peer)->endpoints.front();
+    return rt->endpoints().peer(peer)->endpoints.front();
+}
+
+double raw_latency(size_t n, int me)
+{
+    auto *rt = weft::rt::Runtime::current();
+    weft_btl_endpoint_t *ep = raw_endpoint(me);
     weft_btl_module_t *m = ep->module;
     if (n > m->caps.max_send)
         return -1;
@@ -182,21 +204,16 @@ double raw_latency(size_t n, int me)
         } while (rc == WEFT_ERR_AGAIN);
         check(rc, "raw send");
     };
-    auto wait = [&](size_t count) {
-        while (g_raw_arrived < count)
-            rt->progress().progress();
-    };
     auto [iters, warmup] = lat_iters(n);
-    const size_t base = g_raw_arrived;
     double t0 = 0;
     for (int i = 0; i < iters + warmup; ++i) {
         if (i == warmup)
             t0 = now_us();
         if (me == 0) {
             send();
-            wait(base + i + 1);
+            g_raw_msgs.take(1);
         } else {
-            wait(base + i + 1);
+            g_raw_msgs.take(1);
             send();
         }
     }
@@ -217,30 +234,25 @@ struct RawKey {
     uint8_t rkey[64] = {};
 };
 RawKey g_raw_key;
-volatile size_t g_raw_keys = 0, g_raw_acks = 0, g_raw_frags = 0, g_raw_gets = 0;
+Arrivals g_raw_keys, g_raw_acks, g_raw_frags, g_raw_gets;
 void raw_key_handler(void *, weft_btl_endpoint_t *, const void *data, size_t len)
 {
     if (len == sizeof g_raw_key)
         std::memcpy(&g_raw_key, data, len);
-    g_raw_keys = g_raw_keys + 1;
+    g_raw_keys.note();
 }
-void raw_ack_handler(void *, weft_btl_endpoint_t *, const void *, size_t) { g_raw_acks = g_raw_acks + 1; }
-void raw_frag_handler(void *, weft_btl_endpoint_t *, const void *, size_t) { g_raw_frags = g_raw_frags + 1; }
+void raw_ack_handler(void *, weft_btl_endpoint_t *, const void *, size_t) { g_raw_acks.note(); }
+void raw_frag_handler(void *, weft_btl_endpoint_t *, const void *, size_t) { g_raw_frags.note(); }
 void raw_get_done(weft_btl_endpoint_t *, void *, int status)
 {
     check(status, "raw get");
-    g_raw_gets = g_raw_gets + 1;
+    g_raw_gets.note();
 }
 
 double raw_bandwidth(size_t n, int me)
 {
     auto *rt = weft::rt::Runtime::current();
-    const uint32_t peer = me == 0 ? 1 : 0;
-    if (auto st = rt->connect(peer, std::chrono::seconds(30)); !st.ok()) {
-        std::fprintf(stderr, "weft_bench: rawbw: %s\n", st.message().c_str());
-        std::exit(1);
-    }
-    weft_btl_endpoint_t *ep = rt->endpoints().peer(peer)->endpoints.front();
+    weft_btl_endpoint_t *ep = raw_endpoint(me);
     weft_btl_module_t *m = ep->module;
     static bool registered = false;
     if (!registered) {
@@ -249,10 +261,6 @@ double raw_bandwidth(size_t n, int me)
         rt->set_handler(kAmRawFrag, raw_frag_handler, nullptr);
         registered = true;
     }
-    auto progress_until = [&](auto done) {
-        while (!done())
-            rt->progress().progress();
-    };
     auto am = [&](uint8_t id, const void *p, size_t len) {
         int rc;
         do {
@@ -275,8 +283,7 @@ double raw_bandwidth(size_t n, int me)
         std::memcpy(k.rkey, reg.rkey, reg.rkey_len);
         am(kAmRawKey, &k, sizeof k);
     } else if (by_get) {
-        const size_t want = g_raw_keys + 1;
-        progress_until([&] { return g_raw_keys >= want; });
+        g_raw_keys.take(1);
     }
     const size_t frag = std::min(n, m->caps.max_send);
     const size_t frags = n == 0 ? 1 : (n + frag - 1) / frag;
@@ -292,13 +299,10 @@ double raw_bandwidth(size_t n, int me)
                 for (int w = 0; w < kWindow; ++w)
                     for (size_t f = 0; f < frags; ++f)
                         am(kAmRawFrag, buf.get() + f * frag, std::min(frag, n - f * frag));
-            const size_t want = g_raw_acks + 1;
-            progress_until([&] { return g_raw_acks >= want; });
+            g_raw_acks.take(1);
         } else {
             if (by_get) {
-                const size_t go = g_raw_keys + 1;
-                progress_until([&] { return g_raw_keys >= go; });
-                const size_t want = g_raw_gets + kWindow;
+                g_raw_keys.take(1);   // go
                 for (int w = 0; w < kWindow; ++w) {
                     int rc;
                     while ((rc = m->ops->get(ep, buf.get(), n, g_raw_key.addr, g_raw_key.rkey, g_raw_key.rkey_len,
@@ -306,10 +310,9 @@ double raw_bandwidth(size_t n, int me)
                         rt->progress().progress();
                     check(rc, "raw get");
                 }
-                progress_until([&] { return g_raw_gets >= want; });
+                g_raw_gets.take(kWindow);
             } else {
-                const size_t want = g_raw_frags + frags * kWindow;
-                progress_until([&] { return g_raw_frags >= want; });
+                g_raw_frags.take(frags * kWindow);
             }
             am(kAmRawAck, nullptr, 0);
         }
