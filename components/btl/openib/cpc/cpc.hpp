@@ -1,0 +1,133 @@
+// The cpc (connection pseudo-component) sub-framework of btl/openib: how an
+// RC queue pair gets connected to a peer's. Each cpc is a table of entry
+// points (the seed interface's open/query/init, then start_connect and
+// finalize on the per-module object), linked into openib (never dlopened).
+//
+//   open          registers the cpc's parameters (shown by weft_info)
+//   query         can this cpc run on this port? (RoCE needs rdmacm or a
+//                 GID-routed handshake; a cpc may need a device feature)
+//   init          binds the cpc to one module (one port): sets up whatever
+//                 receives incoming connection requests asynchronously
+//   start_connect begins connecting an endpoint, never blocking
+//   finalize      (the CpcModule's destructor) stops asynchronous handling;
+//                 the QPs themselves belong to openib
+//
+// openib's side (CpcHost) is the seed's two callbacks, post_recvs(endpoint)
+// once the local QP can receive and connected(endpoint) once both sides are
+// connected, plus what a handshake needs: creating the endpoint of a peer
+// that connects first, preparing and readying the QP, and failing.
+//
+// Each port picks, per peer, the highest-priority cpc that both its own
+// query accepted and the peer's card lists (the card carries one section per
+// cpc). The acceptor answers on whichever cpc the request came through.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <weft/component.h>
+#include <weft/host.h>
+
+namespace weft::openib {
+
+struct Endpoint;   // btl_openib_endpoint.hpp; cpcs use it only through CpcHost
+
+// One side of an RC connection, as a cpc carries it to the other side.
+struct QpAddress {
+    uint32_t qpn = 0;          // 24 bits
+    uint32_t psn = 0;          // 24 bits: first packet sequence number
+    uint16_t lid = 0;          // InfiniBand; 0 on RoCE
+    uint8_t gid[16] = {};      // RoCE and routed IB
+    uint8_t mtu = 0;           // enum ibv_mtu of the sender's port
+    uint32_t recv_credits = 0; // receive buffers the sender posted for this peer
+};
+
+// The port a module runs on, as its cpcs see it.
+struct PortInfo {
+    ibv_context *ctx = nullptr;
+    ibv_pd *pd = nullptr;
+    uint8_t port_num = 0;
+    int gid_index = 0;
+    ibv_gid gid{};
+    ibv_port_attr attr{};
+    bool roce = false;               // link layer Ethernet: addresses are GIDs, no LIDs
+    std::string name;                // "rxe0:1", for messages
+    std::string ipv4;                // the port's IPv4 address if it has one (rdmacm), else ""
+};
+
+// What openib offers a cpc. Everything is called from the module's progress
+// (or start_connect), on one thread.
+class CpcHost {
+public:
+    virtual ~CpcHost() = default;
+    virtual const weft_host_t *host() const = 0;
+    virtual const weft_component_t *owner() const = 0;    // for host->log / show_help
+    virtual const PortInfo &port() const = 0;
+    virtual uint32_t my_rank() const = 0;
+    virtual std::string job_id() const = 0;              // the peer must be of the same job
+
+    // The endpoint of a peer that connects to us first: made here and shown
+    // to the runtime (accepted upcall). nullptr with *why if refused. If an
+    // endpoint for that rank exists already it is returned (simultaneous
+    // connect: the cpc decides which attempt survives).
+    virtual Endpoint *incoming(uint32_t peer_rank, std::string *why) = 0;
+    virtual uint32_t peer_rank(const Endpoint &ep) const = 0;
+
+    // Creates the endpoint's RC QP if it has none (RESET -> INIT) and fills
+    // the local address. A QP left from an earlier attempt is reset first.
+    virtual int prepare_qp(Endpoint &ep, QpAddress *local, std::string *why) = 0;
+    // INIT -> RTR -> RTS against the remote address.
+    virtual int ready_qp(Endpoint &ep, const QpAddress &remote, std::string *why) = 0;
+    // The seed's callbacks: receives posted (after ready_qp, before the peer
+    // may send), and connected on both sides: the endpoint may carry data.
+    virtual int post_recvs(Endpoint &ep, std::string *why) = 0;
+    virtual void connected(Endpoint &ep) = 0;
+    // The connection cannot be made (the endpoint goes FAILED with why).
+    virtual void connect_failed(Endpoint &ep, int status, const std::string &why) = 0;
+
+    // Per-endpoint storage for the cpc (its connection record).
+    virtual void set_cpc_data(Endpoint &ep, void *data) = 0;
+    virtual void *cpc_data(const Endpoint &ep) const = 0;
+};
+
+// A cpc bound to one module.
+class CpcModule {
+public:
+    virtual ~CpcModule() = default;      // finalize
+    // The cpc's section of the module's card (what a peer needs to reach it).
+    virtual std::vector<uint8_t> card() const = 0;
+    // Begins connecting ep to the peer whose card section is peer_card.
+    // Returns WEFT_SUCCESS (the result comes later through CpcHost) or an
+    // error with *why.
+    virtual int start_connect(Endpoint &ep, std::span<const uint8_t> peer_card, std::string *why) = 0;
+    // Handles incoming handshake traffic and timeouts; returns events handled or an error.
+    virtual int progress() = 0;
+    // A descriptor readable when progress() has work, or -1 (polled only).
+    virtual int wait_fd() const { return -1; }
+    // The endpoint is going away (closed or failed): forget it.
+    virtual void forget(Endpoint &ep) = 0;
+};
+
+// The entry-point table of one cpc (size first, as every table of weft).
+struct CpcComponent {
+    size_t size;
+    const char *name;                    // "udcm", "rdmacm", "oob"
+    int default_priority;                // btl_openib_cpc_<name>_priority overrides
+    // Registers parameters (weft_info shows them). May be NULL.
+    int (*open)(const weft_host_t *host, const weft_component_t *owner);
+    // 1 if the cpc can run on port, else 0 with why.
+    int (*query)(const weft_host_t *host, const PortInfo &port, std::string *why);
+    // Binds the cpc to one module.
+    int (*init)(CpcHost &module, std::unique_ptr<CpcModule> *out, std::string *why);
+};
+
+// Every cpc built in, in default priority order.
+std::span<const CpcComponent *const> all_cpcs();
+
+} // namespace weft::openib
