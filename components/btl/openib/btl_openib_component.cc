@@ -1,32 +1,30 @@
-// btl/openib: RDMA RC over rdma-core verbs. This file holds the component
-// entry points: open registers parameters, query finds devices with an
-// ACTIVE port (limits come from the device, never from tables of device
-// ids). Queue pairs, the cpc sub-framework and the data path arrive with the
-// runtime's btl module interface.
+// btl/openib: RDMA RC over rdma-core verbs. The component entry points:
+// open registers the parameters (its own and every cpc's), query finds
+// usable ports (and says why not, silently: a machine without RDMA is the
+// common case), init opens one module per chosen port, start_connect hands
+// the peer to that module's cpc.
 #include <infiniband/verbs.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <weft/btl.h>
 #include <weft/component_util.hpp>
 
+#include "btl_openib_device.hpp"
+#include "btl_openib_module.hpp"
+#include "cpc/cpc.hpp"
+
 namespace {
+
+using namespace weft::openib;
 
 int openib_open(const weft_host_t *host);
 int openib_query(const weft_host_t *host, weft_query_result_t *result);
-int openib_finalize(const weft_host_t *) { return WEFT_SUCCESS; }
-
-int openib_init(const weft_host_t *, weft_btl_module **, int, int *num_modules)
-{
-    *num_modules = 0;   // modules arrive with the runtime's btl module interface
-    return WEFT_SUCCESS;
-}
-
-int openib_start_connect(weft_btl_module *, const weft_btl_peer *, weft_btl_endpoint **)
-{
-    return WEFT_ERR_NOT_SUPPORTED;
-}
+int openib_init(const weft_host_t *host, weft_btl_module **modules, int max_modules, int *num_modules);
+int openib_start_connect(weft_btl_module *module, const weft_btl_peer *peer, weft_btl_endpoint **endpoint);
+int openib_finalize(const weft_host_t *host);
 
 } // namespace
 
@@ -41,36 +39,57 @@ namespace {
 
 const weft_component_t *self() { return &weft_btl_openib_component.base; }
 
+std::vector<std::unique_ptr<Module>> &modules()
+{
+    static std::vector<std::unique_ptr<Module>> all;
+    return all;
+}
+
 const weft::cutil::ParamSpec kParams[] = {
     {"if_include", WEFT_PARAM_LIST, "", WEFT_LEVEL_USER_BASIC,
-     "RDMA devices or device:port pairs to use (mlx5_0,mlx5_1:1); empty uses the devices "
-     "nearest to the process."},
-    {"if_exclude", WEFT_PARAM_LIST, "", WEFT_LEVEL_USER_BASIC,
-     "RDMA devices or device:port pairs never to use."},
+     "RDMA devices or device:port pairs to use (mlx5_0,mlx5_1:1); empty uses the ports nearest to the process."},
+    {"if_exclude", WEFT_PARAM_LIST, "", WEFT_LEVEL_USER_BASIC, "RDMA devices or device:port pairs never to use."},
     {"priority", WEFT_PARAM_INT, "50", WEFT_LEVEL_TUNER_DETAIL,
      "Selection priority among transports that reach the same peer (higher wins)."},
+    {"cpc", WEFT_PARAM_LIST, "rdmacm", WEFT_LEVEL_USER_DETAIL,
+     "Connection methods to run, most preferred first: udcm (IB CM handshake over UD), rdmacm (librdmacm, "
+     "IP addressing), oob (queue pair data through the PMIx modex)."},
+    {"gid_index", WEFT_PARAM_INT, "-1", WEFT_LEVEL_USER_DETAIL,
+     "GID table index to use; -1 picks on RoCE the RoCE v2 GID of the port's IPv4 address (ibv_devinfo -v lists "
+     "them)."},
+    {"eager_limit", WEFT_PARAM_SIZE, "12k", WEFT_LEVEL_TUNER_BASIC,
+     "Largest message sent eagerly; larger ones use RDMA read/write (rendezvous)."},
+    {"frame_size", WEFT_PARAM_SIZE, "64k", WEFT_LEVEL_TUNER_DETAIL,
+     "Size of each registered send and receive buffer: a longer message travels as several frames."},
+    {"max_send", WEFT_PARAM_SIZE, "64m", WEFT_LEVEL_TUNER_DETAIL,
+     "Largest single message the transport accepts (the runtime sends larger ones by RDMA)."},
+    {"recv_depth", WEFT_PARAM_INT, "64", WEFT_LEVEL_TUNER_DETAIL,
+     "Receive buffers posted per peer: the frames a peer may have in flight before it waits for credits."},
+    {"send_bufs", WEFT_PARAM_INT, "256", WEFT_LEVEL_TUNER_DETAIL,
+     "Registered send buffers per port, shared by all peers."},
+    {"inline_max", WEFT_PARAM_INT, "128", WEFT_LEVEL_TUNER_DETAIL,
+     "Inline data asked of each queue pair (small frames skip the copy to a send buffer); the device may grant "
+     "less."},
+    {"rdma_depth", WEFT_PARAM_INT, "64", WEFT_LEVEL_TUNER_DETAIL, "RDMA reads and writes in flight per peer."},
+    {"timeout", WEFT_PARAM_INT, "20", WEFT_LEVEL_TUNER_DETAIL,
+     "RC ack timeout exponent (4.096 us * 2^timeout, 1-31): how long before a lost packet is resent; with "
+     "retry_count it bounds how long a dead peer takes to notice."},
+    {"retry_count", WEFT_PARAM_INT, "7", WEFT_LEVEL_TUNER_DETAIL, "RC retransmissions before a connection fails (0-7)."},
+    {"reg_limit", WEFT_PARAM_SIZE, "1g", WEFT_LEVEL_TUNER_DETAIL,
+     "Bytes the registration cache keeps registered before it releases unused regions."},
+    {"leave_pinned", WEFT_PARAM_BOOL, "false", WEFT_LEVEL_TUNER_DETAIL,
+     "Keep user buffers registered after use (faster reuse; unsafe if the program frees and remaps them)."},
 };
 
 int openib_open(const weft_host_t *host)
 {
-    return weft::cutil::register_params(host, self(), kParams);
-}
-
-struct DeviceList {
-    ibv_device **list = nullptr;
-    int count = 0;
-    DeviceList() { list = ibv_get_device_list(&count); }
-    ~DeviceList() { if (list) ibv_free_device_list(list); }
-};
-
-bool port_allowed(const weft_host_t *host, const char *dev, int port)
-{
-    std::string dp = std::string(dev) + ":" + std::to_string(port);
-    if (host->param_is_set("btl_openib_if_include") == 1)
-        return host->list_selects("btl_openib_if_include", dev, nullptr) == 1 ||
-               host->list_contains("btl_openib_if_include", dp.c_str(), nullptr) == 1;
-    return host->list_contains("btl_openib_if_exclude", dev, nullptr) == 0 &&
-           host->list_contains("btl_openib_if_exclude", dp.c_str(), nullptr) == 0;
+    if (int rc = weft::cutil::register_params(host, self(), kParams); rc != WEFT_SUCCESS)
+        return rc;
+    for (const CpcComponent *cpc : all_cpcs())
+        if (cpc->open)
+            if (int rc = cpc->open(host, self()); rc != WEFT_SUCCESS)
+                return rc;
+    return WEFT_SUCCESS;
 }
 
 int openib_query(const weft_host_t *host, weft_query_result_t *result)
@@ -78,41 +97,170 @@ int openib_query(const weft_host_t *host, weft_query_result_t *result)
     int64_t priority = 50;
     host->param_get_int("btl_openib_priority", &priority);
     result->priority = static_cast<int>(priority);
-    DeviceList devs;
-    if (!devs.list || devs.count == 0) {
-        weft::cutil::set_reason(result, "no RDMA device found (ibv_get_device_list: none; "
-                                           "is an RDMA driver loaded?)");
+    std::vector<std::string> skipped;
+    std::string why;
+    std::vector<Port> ports = find_ports(host, &skipped, &why);
+    if (ports.empty()) {
+        weft::cutil::set_reason(result, "%s", why.c_str());
         return WEFT_SUCCESS;
     }
-    std::string active, inactive;
-    for (int i = 0; i < devs.count; ++i) {
-        const char *name = ibv_get_device_name(devs.list[i]);
-        std::unique_ptr<ibv_context, decltype(&ibv_close_device)> ctx(
-            ibv_open_device(devs.list[i]), ibv_close_device);
-        ibv_device_attr attr{};
-        if (!ctx || ibv_query_device(ctx.get(), &attr) != 0) {
-            inactive += std::string(inactive.empty() ? "" : ", ") + name + " (cannot open)";
-            continue;
-        }
-        for (int port = 1; port <= attr.phys_port_cnt; ++port) {
-            ibv_port_attr pa{};
-            std::string dp = std::string(name) + ":" + std::to_string(port);
-            if (ibv_query_port(ctx.get(), static_cast<uint8_t>(port), &pa) != 0 ||
-                pa.state != IBV_PORT_ACTIVE)
-                inactive += (inactive.empty() ? "" : ", ") + dp + " (not active)";
-            else if (!port_allowed(host, name, port))
-                inactive += (inactive.empty() ? "" : ", ") + dp + " (excluded)";
-            else
-                active += (active.empty() ? "" : ",") + dp;
-        }
+    std::string names;
+    for (const Port &p : ports)
+        names += (names.empty() ? "" : ",") + p.info.name;
+    result->available = 1;
+    weft::cutil::set_reason(result, "ports: %s", names.c_str());
+    return WEFT_SUCCESS;
+}
+
+// Reads one bounded integer parameter; false after saying what is wrong.
+bool read_int(const weft_host_t *host, const char *name, int64_t lo, int64_t hi, unsigned *out)
+{
+    int64_t v = *out;
+    host->param_get_int(name, &v);
+    if (v < lo || v > hi) {
+        host->log(self(), WEFT_LOG_ERROR, "%s=%lld is out of range: use %lld to %lld", name,
+                  static_cast<long long>(v), static_cast<long long>(lo), static_cast<long long>(hi));
+        return false;
     }
-    if (!active.empty()) {
-        result->available = 1;
-        weft::cutil::set_reason(result, "active ports: %s", active.c_str());
-    } else {
-        weft::cutil::set_reason(result, "no usable RDMA port: %s", inactive.c_str());
+    *out = static_cast<unsigned>(v);
+    return true;
+}
+
+int read_config(const weft_host_t *host, OpenibConfig *c)
+{
+    int64_t priority = c->priority;
+    host->param_get_int("btl_openib_priority", &priority);
+    c->priority = static_cast<int>(priority);
+    uint64_t eager = c->eager_limit, frame = c->buf_size, max_send = c->max_send, reg_limit = c->reg_limit;
+    host->param_get_size("btl_openib_eager_limit", &eager);
+    host->param_get_size("btl_openib_frame_size", &frame);
+    host->param_get_size("btl_openib_max_send", &max_send);
+    host->param_get_size("btl_openib_reg_limit", &reg_limit);
+    if (frame < 1024 || frame > (uint64_t{1} << 30)) {
+        host->log(self(), WEFT_LOG_ERROR, "btl_openib_frame_size=%llu: use 1k to 1g",
+                  static_cast<unsigned long long>(frame));
+        return WEFT_ERR_BAD_VALUE;
+    }
+    if (eager > frame || max_send < frame) {
+        host->log(self(), WEFT_LOG_ERROR,
+                  "btl_openib_eager_limit=%llu, frame_size=%llu, max_send=%llu: need eager_limit <= frame_size <= "
+                  "max_send", static_cast<unsigned long long>(eager), static_cast<unsigned long long>(frame),
+                  static_cast<unsigned long long>(max_send));
+        return WEFT_ERR_BAD_VALUE;
+    }
+    c->eager_limit = eager;
+    c->buf_size = frame;
+    c->max_send = max_send;
+    c->reg_limit = reg_limit;
+    int leave = 0;
+    host->param_get_bool("btl_openib_leave_pinned", &leave);
+    c->leave_pinned = leave != 0;
+    if (!read_int(host, "btl_openib_recv_depth", 2, 1 << 16, &c->recv_depth) ||
+        !read_int(host, "btl_openib_send_bufs", 4, 1 << 16, &c->send_bufs) ||
+        !read_int(host, "btl_openib_inline_max", 0, 4096, &c->inline_max) ||
+        !read_int(host, "btl_openib_rdma_depth", 1, 4096, &c->rdma_depth) ||
+        !read_int(host, "btl_openib_timeout", 1, 31, &c->timeout) ||
+        !read_int(host, "btl_openib_retry_count", 0, 7, &c->retry_count))
+        return WEFT_ERR_BAD_VALUE;
+    const char *list = "rdmacm";
+    host->param_get_string("btl_openib_cpc", &list);
+    std::string text = list ? list : "";
+    c->cpc_order.clear();
+    for (size_t at = 0; at <= text.size();) {
+        size_t comma = text.find(',', at);
+        std::string name = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        at = comma == std::string::npos ? text.size() + 1 : comma + 1;
+        if (name.empty())
+            continue;
+        bool known = false;
+        std::string all;
+        for (const CpcComponent *cpc : all_cpcs()) {
+            known = known || name == cpc->name;
+            all += (all.empty() ? "" : ", ") + std::string(cpc->name);
+        }
+        if (!known) {
+            host->log(self(), WEFT_LOG_ERROR, "btl_openib_cpc: unknown connection method '%s' (known: %s)",
+                      name.c_str(), all.c_str());
+            return WEFT_ERR_NOT_FOUND;
+        }
+        c->cpc_order.push_back(name);
+    }
+    if (c->cpc_order.empty()) {
+        host->log(self(), WEFT_LOG_ERROR, "btl_openib_cpc is empty: name at least one connection method");
+        return WEFT_ERR_BAD_VALUE;
     }
     return WEFT_SUCCESS;
 }
 
+int openib_init(const weft_host_t *host, weft_btl_module **out, int max_modules, int *num_modules)
+{
+    if (!num_modules)
+        return WEFT_ERR_BAD_PARAM;
+    *num_modules = 0;
+    if (!out || max_modules < 1)
+        return WEFT_ERR_BAD_PARAM;
+    if (!modules().empty()) {
+        host->log(self(), WEFT_LOG_ERROR, "init called twice without finalize; finalize the first modules first");
+        return WEFT_ERR_EXISTS;
+    }
+    OpenibConfig config;
+    if (int rc = read_config(host, &config); rc != WEFT_SUCCESS)
+        return rc;
+    return weft::cutil::guarded([&] {
+        std::vector<std::string> skipped;
+        std::string why;
+        std::vector<Port> ports = find_ports(host, &skipped, &why);
+        for (Port &port : ports) {
+            if (*num_modules >= max_modules)
+                break;
+            const std::string name = port.info.name;
+            auto m = std::make_unique<Module>(host, &weft_btl_openib_component, config, std::move(port));
+            if (std::string err = m->open(); !err.empty()) {
+                host->log(self(), WEFT_LOG_WARN, "%s cannot be used: %s", name.c_str(), err.c_str());
+                continue;
+            }
+            out[(*num_modules)++] = m->c_module();
+            modules().push_back(std::move(m));
+        }
+        if (*num_modules == 0 && !ports.empty())
+            return WEFT_ERR_NOT_AVAILABLE;
+        return WEFT_SUCCESS;
+    });
+}
+
+int openib_start_connect(weft_btl_module *module, const weft_btl_peer *peer, weft_btl_endpoint **endpoint)
+{
+    if (!endpoint)
+        return WEFT_ERR_BAD_PARAM;
+    *endpoint = nullptr;
+    Module *m = Module::from(module);
+    if (!m || !peer)
+        return WEFT_ERR_BAD_PARAM;
+    return weft::cutil::guarded([&] { return m->connect(peer, endpoint); });
+}
+
+int openib_finalize(const weft_host_t *)
+{
+    modules().clear();
+    return WEFT_SUCCESS;
+}
+
 } // namespace
+
+namespace weft::openib {
+
+int release_module(weft_btl_module_t *m)
+{
+    Module *mod = Module::from(m);
+    auto &all = modules();
+    for (auto it = all.begin(); it != all.end(); ++it)
+        if (it->get() == mod) {
+            if (mod->in_progress())
+                return WEFT_ERR_BAD_PARAM;
+            all.erase(it);
+            return WEFT_SUCCESS;
+        }
+    return WEFT_ERR_BAD_PARAM;
+}
+
+} // namespace weft::openib

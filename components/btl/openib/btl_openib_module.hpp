@@ -1,0 +1,223 @@
+// The btl/openib module: one per RDMA port this process uses. It owns a
+// completion queue (with a completion channel: the runtime's wait_fd), a
+// pool of registered send buffers, the registration cache, the endpoints
+// (one RC queue pair each) and the cpcs that connect them.
+//
+// Flow control: each endpoint posts btl_openib_recv_depth receive buffers
+// for data frames, plus kControlRecvs for credit frames and one for the
+// close frame. A sender spends a data credit per frame and gets credits
+// back in the immediate of the peer's frames (see btl_openib_wire.hpp);
+// a receiver that owes half its depth and has nothing to send answers with
+// a credit frame, which spends a control credit, returned the same way. So
+// a send never meets a missing receive buffer (no RNR retries), and credit
+// frames never chase each other.
+//
+// Completions: every work request carries a wr_id naming its kind, its
+// endpoint's id and a slot, so a completion that arrives after its endpoint
+// failed finds nothing to touch. Upcalls happen only inside progress().
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <weft/btl.h>
+
+#include "btl_openib_device.hpp"
+#include "btl_openib_rcache.hpp"
+#include "btl_openib_wire.hpp"
+#include "cpc/cpc.hpp"
+
+namespace weft::openib {
+
+struct OpenibConfig {
+    int priority = 50;
+    size_t eager_limit = 12 * 1024;
+    size_t buf_size = 64 * 1024;       // receive and send buffer size (btl_openib_frame_size)
+    size_t max_send = size_t{64} << 20; // largest send(): longer than a buffer goes in several frames
+    unsigned recv_depth = 64;          // data receive buffers per peer (its credits)
+    unsigned send_bufs = 256;          // registered send buffers of the module
+    unsigned inline_max = 128;         // asked of the QP; the device may give less
+    unsigned rdma_depth = 64;          // RDMA reads/writes in flight per peer
+    unsigned max_rd_atomic = 16;       // RDMA reads in flight per QP, cut to the device's
+    unsigned timeout = 20;             // RC ack timeout exponent: 4.096 us * 2^timeout
+    unsigned retry_count = 7;
+    size_t reg_limit = size_t{1} << 30;
+    bool leave_pinned = false;
+    size_t max_early = 1024;           // frames queued per endpoint while connecting
+    std::vector<std::string> cpc_order; // btl_openib_cpc: cpcs allowed, in preference order
+};
+
+inline constexpr unsigned kControlRecvs = 2;   // credit frames in flight per direction
+inline constexpr unsigned kCloseRecvs = 1;
+
+enum class EpPhase { connecting, connected, closing, gone };
+
+class Module;
+
+struct Endpoint {
+    weft_btl_endpoint_t c{};
+    uint32_t id = 0;                   // in wr_ids
+    std::string host;                  // peer host, for messages
+    EpPhase phase = EpPhase::connecting;
+    Card card;                         // the peer's, once known
+    CpcModule *cpc = nullptr;          // the cpc connecting it
+    void *cpc_data = nullptr;
+
+    struct QpDeleter {
+        void operator()(ibv_qp *qp) const { ibv_destroy_qp(qp); }
+    };
+    std::unique_ptr<ibv_qp, QpDeleter> qp;
+    QpAddress local;
+    bool qp_ready = false;
+    unsigned inline_max = 0;           // what the QP granted
+
+    // Receive buffers of this peer.
+    std::unique_ptr<std::byte[]> rbufs;
+    RegCache::Region *rreg = nullptr;
+    unsigned nrecv = 0;
+
+    uint32_t send_credits = 0, control_credits = 0;
+    uint32_t peer_depth = 0;           // the data receive buffers the peer posted (its recv_depth)
+    uint32_t owed_data = 0, owed_control = 0;
+    unsigned sq_free = 0;
+
+    struct Frame {
+        uint8_t am_id;
+        FrameKind kind;                // data, or more (a message's frame but its last)
+        std::vector<std::byte> bytes;
+    };
+    std::deque<Frame> pending;         // accepted while connecting or short of credits
+    std::vector<std::byte> joined;     // the frames so far of a message longer than one buffer
+
+    bool user_closed = false, close_posted = false, close_done = false, peer_closed = false;
+    bool reported_final = false;
+    bool attention = false;            // listed in Module::attention_
+};
+
+struct RdmaOp {
+    weft_btl_rdma_cb_t cb = nullptr;
+    void *cb_ctx = nullptr;
+    uint32_t ep = 0;
+    RegCache::Region *local = nullptr;
+    unsigned wrs = 0;                  // work requests still out
+    int status = 0;
+    bool live = false;
+};
+
+class Module final : public CpcHost {
+public:
+    Module(const weft_host_t *host, const weft_btl_component_t *component, const OpenibConfig &config,
+           Port port);
+    ~Module() override;
+    Module(const Module &) = delete;
+    Module &operator=(const Module &) = delete;
+
+    // CQ, send buffers, cpcs. "" or what failed.
+    std::string open();
+    weft_btl_module_t *c_module() { return &c_; }
+    static Module *from(weft_btl_module_t *m);
+    static Endpoint *endpoint(weft_btl_endpoint_t *ep);
+    const std::vector<std::string> &cpc_names() const { return cpc_names_; }
+
+    int reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const;
+    int card(void *buf, size_t *len) const;
+    int connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out);
+    int send(Endpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt);
+    int sendi(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
+              size_t payload_len);
+    int rdma(Endpoint &ep, bool write, void *local, size_t len, uint64_t remote_addr, const void *rkey,
+             size_t rkey_len, weft_btl_rdma_cb_t cb, void *cb_ctx);
+    int mem_register(void *addr, size_t len, weft_btl_reg_t *reg);
+    int mem_deregister(weft_btl_reg_t *reg);
+    int progress();
+    int wait_fd() const { return epfd_; }
+    int prepare_wait();
+    int disconnect(Endpoint &ep);
+    bool in_progress() const { return in_progress_; }
+
+    // CpcHost
+    const weft_host_t *host() const override { return host_; }
+    const weft_component_t *owner() const override;
+    const PortInfo &port() const override { return port_.info; }
+    uint32_t my_rank() const override;
+    std::string job_id() const override;
+    Endpoint *incoming(uint32_t peer_rank, std::string *why) override;
+    uint32_t peer_rank(const Endpoint &ep) const override { return ep.c.peer_rank; }
+    int prepare_qp(Endpoint &ep, QpAddress *local, std::string *why) override;
+    int ready_qp(Endpoint &ep, const QpAddress &remote, std::string *why) override;
+    int post_recvs(Endpoint &ep, std::string *why) override;
+    void connected(Endpoint &ep) override;
+    void connect_failed(Endpoint &ep, int status, const std::string &why) override;
+    void set_cpc_data(Endpoint &ep, void *data) override { ep.cpc_data = data; }
+    void *cpc_data(const Endpoint &ep) const override { return ep.cpc_data; }
+
+private:
+    enum class Wr : uint64_t { recv = 0, send_buf = 1, send_inline = 2, rdma = 3 };
+    static uint64_t wr_id(Wr kind, uint32_t ep, uint32_t slot)
+    {
+        return uint64_t(kind) << 62 | uint64_t(ep & 0x3fffffff) << 32 | slot;
+    }
+
+    Endpoint &new_endpoint(uint32_t rank, const std::string &host);
+    Endpoint *find_ep(uint32_t id);
+    Endpoint *find_rank(uint32_t rank);
+    int post_recv(Endpoint &ep, unsigned slot);
+    int post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,
+                   size_t total);
+    void flush_pending(Endpoint &ep);
+    void maybe_return_credits(Endpoint &ep);
+    bool needs_attention(const Endpoint &ep) const;
+    void want_attention(Endpoint &ep);
+    void post_close(Endpoint &ep);
+    void on_completion(const ibv_wc &wc);
+    void on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot);
+    void finish_rdma(uint32_t slot, int status);
+    void fail(Endpoint &ep, int status, const std::string &why);
+    void report(Endpoint &ep, weft_btl_ep_state_t state, int status, const std::string &why);
+    void maybe_closed(Endpoint &ep);
+    void drain_reports();
+    void drain_channel(bool always = false);
+    std::string where(const Endpoint &ep) const;
+
+    struct Report {
+        uint32_t ep;
+        weft_btl_ep_state_t state;
+        int status;
+        std::string reason;
+    };
+
+    const weft_host_t *host_;
+    weft_btl_module_t c_{};
+    OpenibConfig config_;
+    Port port_;
+    ibv_comp_channel *channel_ = nullptr;
+    ibv_cq *cq_ = nullptr;
+    int cq_size_ = 0;
+    int epfd_ = -1;
+    bool armed_ = false;
+    std::unique_ptr<RegCache> rcache_;
+    std::unique_ptr<std::byte[]> sbufs_;
+    RegCache::Region *sreg_ = nullptr;
+    std::vector<uint32_t> free_sbufs_;
+    std::vector<std::unique_ptr<Endpoint>> endpoints_;   // index = id - 1
+    std::vector<RdmaOp> rdma_ops_;
+    std::vector<uint32_t> free_rdma_;
+    std::vector<std::unique_ptr<CpcModule>> cpcs_;
+    std::vector<std::string> cpc_names_;
+    std::deque<Report> reports_;
+    std::vector<uint32_t> attention_;  // endpoint ids progress() must look at
+    std::vector<ibv_wc> stash_;        // completions polled by prepare_wait, handled next progress
+    bool in_progress_ = false;
+};
+
+extern const weft_btl_module_ops_t kOpenibModuleOps;
+int release_module(weft_btl_module_t *m);
+
+} // namespace weft::openib

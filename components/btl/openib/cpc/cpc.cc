@@ -1,0 +1,14 @@
+// The cpcs built into btl/openib, most preferred first (btl_openib_cpc
+// reorders or narrows them).
+#include "cpc.hpp"
+#include "cpc_rdmacm.hpp"
+
+namespace weft::openib {
+
+std::span<const CpcComponent *const> all_cpcs()
+{
+    static const CpcComponent *const kAll[] = {&kCpcRdmacm};
+    return kAll;
+}
+
+} // namespace weft::openib
