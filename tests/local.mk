@@ -83,5 +83,6 @@ endif
 
 # btl/openib's udcm cpc: its wire format and connection state machine are
 # pure C++ (no verbs headers), so they are tested on every host, RDMA or not.
-unit_test_sources += tests/unit/udcm_wire_test.cc components/btl/openib/cpc/udcm_wire.cc
+unit_test_sources += tests/unit/udcm_wire_test.cc tests/unit/udcm_fsm_test.cc \
+	components/btl/openib/cpc/udcm_wire.cc components/btl/openib/cpc/udcm_fsm.cc
 unit_test_cppflags += -I$(top_srcdir)/components/btl/openib/cpc
