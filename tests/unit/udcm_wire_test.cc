@@ -270,3 +270,32 @@ TEST(UdcmWire, RandomBytesAreRefusedOrRoundTrip)
     EXPECT_GT(accepted, 1000u);
     EXPECT_GT(refused, 1000u);
 }
+
+TEST(UdcmWire, CardRoundTripsAndRefusesDamage)
+{
+    UdAddress ud;
+    ud.qpn = 0x4711;
+    ud.lid = 0;
+    for (uint8_t i = 0; i < 16; ++i)
+        ud.gid[i] = static_cast<uint8_t>(i * 3);
+    const auto card = encode_card(ud);
+    ASSERT_EQ(card.size(), kCardBytes);
+    UdAddress back;
+    std::string why;
+    ASSERT_TRUE(decode_card(card, &back, &why)) << why;
+    EXPECT_EQ(back.qpn, 0x4711u);
+    EXPECT_EQ(std::memcmp(back.gid, ud.gid, 16), 0);
+    for (size_t n = 0; n < card.size(); ++n)
+        EXPECT_FALSE(decode_card(std::span(card.data(), n), &back, &why)) << n;
+    auto bad = card;
+    bad[0] = 2;
+    EXPECT_FALSE(decode_card(bad, &back, &why));
+    EXPECT_NE(why.find("version"), std::string::npos);
+    bad = card;
+    bad[4] = 1;   // qpn 1: the GSI QP
+    bad[5] = bad[6] = bad[7] = 0;
+    EXPECT_FALSE(decode_card(bad, &back, &why));
+    bad = card;
+    bad[3] = 0xc0;   // a multicast LID
+    EXPECT_FALSE(decode_card(bad, &back, &why));
+}

@@ -294,4 +294,39 @@ bool decode(std::span<const uint8_t> bytes, Message *out, std::string *why)
     return true;
 }
 
+std::vector<uint8_t> encode_card(const UdAddress &ud)
+{
+    std::vector<uint8_t> out(kCardBytes);
+    Writer w(out.data());
+    w.put(kCardVersion);
+    w.put(uint8_t{0});
+    w.put(ud.lid);
+    w.put(ud.qpn);
+    w.put_bytes(ud.gid, sizeof ud.gid);
+    return out;
+}
+
+bool decode_card(std::span<const uint8_t> bytes, UdAddress *out, std::string *why)
+{
+    if (bytes.size() != kCardBytes)
+        return fail(why, "udcm card section of " + std::to_string(bytes.size()) + " bytes, expected " +
+                             std::to_string(kCardBytes));
+    Reader r(bytes);
+    if (const auto v = r.get<uint8_t>(); v != kCardVersion)
+        return fail(why, "udcm card of version " + std::to_string(v) + ", this process reads " +
+                             std::to_string(kCardVersion) + " (mixed weft versions in one job?)");
+    if (r.get<uint8_t>() != 0)
+        return fail(why, "udcm card padding is not zero");
+    UdAddress ud;
+    ud.lid = r.get<uint16_t>();
+    ud.qpn = r.get<uint32_t>();
+    r.get_bytes(ud.gid, sizeof ud.gid);
+    if (!valid_qpn(ud.qpn))
+        return fail(why, field_error("udcm card UD qpn", ud.qpn, "2..0xffffff"));
+    if (ud.lid >= kFirstMulticastLid)
+        return fail(why, field_error("udcm card lid", ud.lid, "a unicast LID below 0xc000, or 0 on RoCE"));
+    *out = ud;
+    return true;
+}
+
 } // namespace weft::openib::udcm

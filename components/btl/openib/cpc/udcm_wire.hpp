@@ -143,4 +143,14 @@ std::vector<uint8_t> encode(const Message &m);
 // line) when they are not exactly one valid message; *out is then untouched.
 bool decode(std::span<const uint8_t> bytes, Message *out, std::string *why);
 
+// ---- card -------------------------------------------------------------------
+// The udcm section of a module's card (CpcModule::card): where the udcm UD
+// QP of that process listens. 24 bytes: u8 version, u8 0, u16 lid, u32 UD
+// qpn, gid[16].
+inline constexpr uint8_t kCardVersion = 1;
+inline constexpr size_t kCardBytes = 24;
+
+std::vector<uint8_t> encode_card(const UdAddress &ud);
+bool decode_card(std::span<const uint8_t> bytes, UdAddress *out, std::string *why);
+
 } // namespace weft::openib::udcm
