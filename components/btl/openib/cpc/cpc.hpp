@@ -112,6 +112,10 @@ public:
     virtual int wait_fd() const { return -1; }
     // The endpoint is going away (closed or failed): forget it.
     virtual void forget(Endpoint &ep) = 0;
+    // Traffic from the peer arrived on ep's QP before the handshake ended
+    // (its last message late or lost): the connection is up; stop
+    // retransmitting and treat it as established.
+    virtual void established(Endpoint &ep) { (void)ep; }
 };
 
 // The entry-point table of one cpc (size first, as every table of weft).
