@@ -692,3 +692,18 @@ TEST(UdcmFsm, DisconnectWithLostDrepAndFromBothSidesAtOnce)
         EXPECT_NE(net.a.close_why.find("did not answer"), std::string::npos) << net.a.close_why;
     }
 }
+
+TEST(UdcmFsm, TrafficBeforeTheRtuEstablishesTheAcceptor)
+{
+    Net net;
+    net.policy = Net::all(MsgType::rtu, Fate::drop);
+    net.a.conn->start(net.now);
+    net.run(1ms);   // REQ, REP; the RTU is lost and no timer is due yet
+    EXPECT_EQ(net.a.conn->state(), State::established);
+    EXPECT_EQ(net.b.conn->state(), State::rep_sent);
+    net.a.conn->on_traffic(net.now);   // no effect on an initiator
+    net.b.conn->on_traffic(net.now);   // openib saw the initiator's first data
+    net.run();
+    expect_one_qp_pair(net);
+    EXPECT_EQ(net.b.count_sent(MsgType::rep), 1u) << "no REP resent after the traffic";
+}

@@ -148,6 +148,7 @@ public:
     int progress() override;
     int wait_fd() const override { return channel_ ? channel_->fd : -1; }
     void forget(Endpoint &ep) override;
+    void established(Endpoint &ep) override;
 
     // Used by PeerRecord.
     CpcHost &host() { return host_; }
@@ -492,6 +493,15 @@ void UdcmModule::forget(Endpoint &ep)
         return;
     }
     peers_.erase(rec->rank);
+}
+
+void UdcmModule::established(Endpoint &ep)
+{
+    auto *rec = static_cast<PeerRecord *>(host_.cpc_data(ep));
+    if (!rec)
+        return;
+    rec->conn->on_traffic(Clock::now());
+    deliver_outcomes();
 }
 
 void UdcmModule::handle_datagram(std::span<const uint8_t> bytes)

@@ -531,6 +531,16 @@ void Connection::on_timer(TimePoint now)
     }
 }
 
+void Connection::on_traffic(TimePoint)
+{
+    if (state_ != State::rep_sent)
+        return;
+    state_ = State::established;
+    deadline_.reset();
+    tries_ = 0;
+    actions_.connected();
+}
+
 void Connection::disconnect(TimePoint now)
 {
     switch (state_) {

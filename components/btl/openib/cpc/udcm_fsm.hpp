@@ -162,6 +162,10 @@ public:
     void on_timer(TimePoint now);
     // Orderly disconnect (DREQ/DREP); abandons an attempt still in progress.
     void disconnect(TimePoint now);
+    // Data arrived on the RC QP before the RTU (the RTU is late or lost):
+    // only an initiator that got our REP sends data, so the acceptor is
+    // connected (the IB CM's ib_cm_establish). No effect in other states.
+    void on_traffic(TimePoint now);
 
     State state() const { return state_; }
     bool finished() const { return state_ == State::closed || state_ == State::failed; }
