@@ -651,46 +651,52 @@ TEST(UdcmFsm, DisconnectClosesBothSidesThroughTimewait)
     EXPECT_EQ(net.a.fails + net.b.fails, 0);
 }
 
-TEST(UdcmFsm, DisconnectWithLostDrepAndFromBothSidesAtOnce)
+// Both sides went through timewait to closed, each told once.
+void expect_both_closed(const Net &net)
 {
-    {
-        Net net;
-        net.a.conn->start(net.now);
-        net.run();
-        net.policy = Net::first(MsgType::drep, Fate::drop);
-        net.a.conn->disconnect(net.now);
-        net.run();
-        EXPECT_EQ(net.a.count_sent(MsgType::dreq), 2u);
-        EXPECT_EQ(net.b.count_sent(MsgType::drep), 2u);   // answered again from timewait
-        EXPECT_EQ(net.a.conn->state(), State::closed);
-        EXPECT_EQ(net.b.conn->state(), State::closed);
-        EXPECT_EQ(net.a.closes, 1);
-        EXPECT_EQ(net.b.closes, 1);
+    for (const Side *s : {&net.a, &net.b}) {
+        SCOPED_TRACE("rank " + std::to_string(s->cfg.my_rank));
+        EXPECT_EQ(s->conn->state(), State::closed);
+        EXPECT_EQ(s->closes, 1);
+        EXPECT_EQ(s->fails, 0) << s->fail_why;
     }
-    {
-        Net net;
-        net.a.conn->start(net.now);
-        net.run();
-        net.a.conn->disconnect(net.now);
-        net.b.conn->disconnect(net.now);
-        net.run();
-        EXPECT_EQ(net.a.conn->state(), State::closed);
-        EXPECT_EQ(net.b.conn->state(), State::closed);
-        EXPECT_EQ(net.a.closes, 1);
-        EXPECT_EQ(net.b.closes, 1);
-    }
-    {
-        // The peer is gone: DREQ retries run out, the connection closes anyway.
-        Net net;
-        net.a.conn->start(net.now);
-        net.run();
-        net.policy = Net::all(MsgType::dreq, Fate::drop);
-        net.a.conn->disconnect(net.now);
-        net.run();
-        EXPECT_EQ(net.a.count_sent(MsgType::dreq), 4u);
-        EXPECT_EQ(net.a.conn->state(), State::closed);
-        EXPECT_NE(net.a.close_why.find("did not answer"), std::string::npos) << net.a.close_why;
-    }
+}
+
+TEST(UdcmFsm, DisconnectWithLostDrepIsAnsweredFromTimewait)
+{
+    Net net;
+    net.a.conn->start(net.now);
+    net.run();
+    net.policy = Net::first(MsgType::drep, Fate::drop);
+    net.a.conn->disconnect(net.now);
+    net.run();
+    EXPECT_EQ(net.a.count_sent(MsgType::dreq), 2u);
+    EXPECT_EQ(net.b.count_sent(MsgType::drep), 2u);
+    expect_both_closed(net);
+}
+
+TEST(UdcmFsm, DisconnectFromBothSidesAtOnce)
+{
+    Net net;
+    net.a.conn->start(net.now);
+    net.run();
+    net.a.conn->disconnect(net.now);
+    net.b.conn->disconnect(net.now);
+    net.run();
+    expect_both_closed(net);
+}
+
+TEST(UdcmFsm, DisconnectFromAGonePeerClosesAfterRetries)
+{
+    Net net;
+    net.a.conn->start(net.now);
+    net.run();
+    net.policy = Net::all(MsgType::dreq, Fate::drop);
+    net.a.conn->disconnect(net.now);
+    net.run();
+    EXPECT_EQ(net.a.count_sent(MsgType::dreq), 4u);
+    EXPECT_EQ(net.a.conn->state(), State::closed);
+    EXPECT_NE(net.a.close_why.find("did not answer"), std::string::npos) << net.a.close_why;
 }
 
 TEST(UdcmFsm, TrafficBeforeTheRtuEstablishesTheAcceptor)

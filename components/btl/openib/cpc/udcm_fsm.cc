@@ -167,11 +167,7 @@ void Connection::start(TimePoint now)
              "udcm: cannot prepare a queue pair to connect to " + peer() + ": " + why);
         return;
     }
-    state_ = State::req_sent;
-    tries_ = 0;
-    phase_start_ = now;
-    send(MsgType::req);
-    arm(now + backoff(0));
+    begin_phase(State::req_sent, MsgType::req, now);
 }
 
 Disposition Connection::on_message(const Message &m, TimePoint now)
@@ -301,23 +297,43 @@ void Connection::try_accept(TimePoint now)
              "udcm: cannot prepare a queue pair for " + peer() + "'s connection request: " + why);
         return;
     }
-    if (int r = actions_.ready_qp(remote_rc_, &why); r != WEFT_SUCCESS) {
-        send_reject(remote_id_, MsgType::req, RejectReason::no_resources);
-        fail(r, RejectReason::no_resources,
-             "udcm: cannot ready the queue pair toward " + peer() + " (its qpn " + std::to_string(remote_rc_.qpn) +
-                 "): " + why);
+    if (!ready_and_post(MsgType::req))
         return;
+    begin_phase(State::rep_sent, MsgType::rep, now);
+}
+
+bool Connection::ready_and_post(MsgType answering)
+{
+    std::string why;
+    int rc = actions_.ready_qp(remote_rc_, &why);
+    std::string what = "cannot ready the queue pair toward " + peer() + " (its qpn " +
+                       std::to_string(remote_rc_.qpn) + ")";
+    if (rc == WEFT_SUCCESS) {
+        rc = actions_.post_recvs(&why);
+        what = "cannot post receives for " + peer();
     }
-    if (int r = actions_.post_recvs(&why); r != WEFT_SUCCESS) {
-        send_reject(remote_id_, MsgType::req, RejectReason::no_resources);
-        fail(r, RejectReason::no_resources, "udcm: cannot post receives for " + peer() + ": " + why);
-        return;
-    }
-    state_ = State::rep_sent;
+    if (rc == WEFT_SUCCESS)
+        return true;
+    send_reject(remote_id_, answering, RejectReason::no_resources);
+    fail(rc, RejectReason::no_resources, "udcm: " + what + ": " + why);
+    return false;
+}
+
+void Connection::begin_phase(State state, MsgType first, TimePoint now)
+{
+    state_ = state;
     tries_ = 0;
     phase_start_ = now;
-    send(MsgType::rep);
+    send(first);
     arm(now + backoff(0));
+}
+
+void Connection::become_established()
+{
+    state_ = State::established;
+    deadline_.reset();
+    tries_ = 0;
+    actions_.connected();
 }
 
 Disposition Connection::on_rep(const Message &m)
@@ -331,24 +347,10 @@ Disposition Connection::on_rep(const Message &m)
         initiator_ = true;
         remote_id_ = m.src_id;
         remote_rc_ = m.rc;
-        std::string why;
-        if (int r = actions_.ready_qp(remote_rc_, &why); r != WEFT_SUCCESS) {
-            send_reject(m.src_id, MsgType::rep, RejectReason::no_resources);
-            fail(r, RejectReason::no_resources,
-                 "udcm: cannot ready the queue pair toward " + peer() + " (its qpn " +
-                     std::to_string(remote_rc_.qpn) + "): " + why);
+        if (!ready_and_post(MsgType::rep))
             return Disposition::handled;
-        }
-        if (int r = actions_.post_recvs(&why); r != WEFT_SUCCESS) {
-            send_reject(m.src_id, MsgType::rep, RejectReason::no_resources);
-            fail(r, RejectReason::no_resources, "udcm: cannot post receives for " + peer() + ": " + why);
-            return Disposition::handled;
-        }
-        state_ = State::established;
-        deadline_.reset();
-        tries_ = 0;
         send(MsgType::rtu);
-        actions_.connected();
+        become_established();
         return Disposition::handled;
     }
     case State::established:
@@ -371,10 +373,7 @@ Disposition Connection::on_rtu(const Message &m)
     if (m.src_id != remote_id_)
         return Disposition::stale;
     if (state_ == State::rep_sent) {
-        state_ = State::established;
-        deadline_.reset();
-        tries_ = 0;
-        actions_.connected();
+        become_established();
         return Disposition::handled;
     }
     return state_ == State::established ? Disposition::duplicate : Disposition::unexpected;
@@ -533,12 +532,8 @@ void Connection::on_timer(TimePoint now)
 
 void Connection::on_traffic(TimePoint)
 {
-    if (state_ != State::rep_sent)
-        return;
-    state_ = State::established;
-    deadline_.reset();
-    tries_ = 0;
-    actions_.connected();
+    if (state_ == State::rep_sent)
+        become_established();
 }
 
 void Connection::disconnect(TimePoint now)
@@ -546,11 +541,7 @@ void Connection::disconnect(TimePoint now)
     switch (state_) {
     case State::rep_sent:
     case State::established:
-        state_ = State::dreq_sent;
-        tries_ = 0;
-        phase_start_ = now;
-        send(MsgType::dreq);
-        arm(now + backoff(0));
+        begin_phase(State::dreq_sent, MsgType::dreq, now);
         break;
     case State::mra_sent: {
         send_reject(remote_id_, MsgType::req, RejectReason::consumer);

@@ -192,6 +192,12 @@ private:
     Disposition on_dreq(const Message &m, TimePoint now);
     Disposition on_drep(const Message &m, TimePoint now);
 
+    // First message of a phase (REQ, REP, DREQ): state, send, timer.
+    void begin_phase(State state, MsgType first, TimePoint now);
+    // ready_qp then post_recvs; on failure REJ(no_resources) the message
+    // being answered and fail.
+    bool ready_and_post(MsgType answering);
+    void become_established();
     void accept(const Message &req, TimePoint now);
     void try_accept(TimePoint now);
     void resend_req(TimePoint now);
