@@ -39,13 +39,14 @@ unit_test_sources += tests/unit/btl_tcp_wire_test.cc tests/unit/btl_tcp_peer_tes
 unit_test_cppflags += -I$(top_srcdir)/components/btl/tcp
 
 # libFuzzer targets of the wire parsers (btl/tcp frames, the engine's
-# frames, btl/scif's control messages): `make fuzz` builds them with clang (-fsanitize=fuzzer);
+# frames, btl/scif's control messages, btl/openib's udcm messages): `make fuzz` builds them with clang (-fsanitize=fuzzer);
 # `make fuzz-run` runs each briefly. Kept out of `make check` so gcc builds
 # and distcheck never need clang.
 FUZZ_CXX ?= clang++
 FUZZ_FLAGS = -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined
-EXTRA_DIST += tests/fuzz/tcp_frame_fuzz.cc tests/fuzz/engine_wire_fuzz.cc tests/fuzz/scif_ctrl_fuzz.cc
-fuzz: tests/fuzz/tcp_frame_fuzz tests/fuzz/engine_wire_fuzz tests/fuzz/scif_ctrl_fuzz
+EXTRA_DIST += tests/fuzz/tcp_frame_fuzz.cc tests/fuzz/engine_wire_fuzz.cc tests/fuzz/scif_ctrl_fuzz.cc \
+	tests/fuzz/udcm_wire_fuzz.cc
+fuzz: tests/fuzz/tcp_frame_fuzz tests/fuzz/engine_wire_fuzz tests/fuzz/scif_ctrl_fuzz tests/fuzz/udcm_wire_fuzz
 tests/fuzz/tcp_frame_fuzz: $(srcdir)/tests/fuzz/tcp_frame_fuzz.cc $(srcdir)/components/btl/tcp/btl_tcp_wire.cc
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/tcp $(srcdir)/tests/fuzz/tcp_frame_fuzz.cc \
@@ -58,11 +59,17 @@ tests/fuzz/scif_ctrl_fuzz: $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc $(srcdir)/comp
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/scif $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc \
 	  $(srcdir)/components/btl/scif/scif_ctrl.cc -o $@
+tests/fuzz/udcm_wire_fuzz: $(srcdir)/tests/fuzz/udcm_wire_fuzz.cc $(srcdir)/components/btl/openib/cpc/udcm_wire.cc
+	@$(MKDIR_P) tests/fuzz
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/openib/cpc $(srcdir)/tests/fuzz/udcm_wire_fuzz.cc \
+	  $(srcdir)/components/btl/openib/cpc/udcm_wire.cc -o $@
 fuzz-run: fuzz
 	tests/fuzz/tcp_frame_fuzz -max_total_time=20 -max_len=256
 	tests/fuzz/engine_wire_fuzz -max_total_time=20 -max_len=256
 	tests/fuzz/scif_ctrl_fuzz -max_total_time=20 -max_len=128
-CLEANFILES += tests/fuzz/tcp_frame_fuzz tests/fuzz/engine_wire_fuzz tests/fuzz/scif_ctrl_fuzz
+	tests/fuzz/udcm_wire_fuzz -max_total_time=20 -max_len=160
+CLEANFILES += tests/fuzz/tcp_frame_fuzz tests/fuzz/engine_wire_fuzz tests/fuzz/scif_ctrl_fuzz \
+	tests/fuzz/udcm_wire_fuzz
 .PHONY: fuzz fuzz-run
 
 # btl/scif: its SCIF library directly, and its module in two processes.
@@ -73,3 +80,9 @@ unit_test_sources += tests/unit/scif_api_test.cc tests/unit/btl_scif_test.cc \
 unit_test_cppflags += -I$(top_srcdir)/components/btl/scif
 unit_test_ldadd += $(top_builddir)/components/btl/scif/libweft_scif.la
 endif
+
+# btl/openib's udcm cpc: its wire format and connection state machine are
+# pure C++ (no verbs headers), so they are tested on every host, RDMA or not.
+unit_test_sources += tests/unit/udcm_wire_test.cc tests/unit/udcm_fsm_test.cc \
+	components/btl/openib/cpc/udcm_wire.cc components/btl/openib/cpc/udcm_fsm.cc
+unit_test_cppflags += -I$(top_srcdir)/components/btl/openib/cpc
