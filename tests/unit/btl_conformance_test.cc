@@ -29,6 +29,7 @@ const std::vector<TransportTraits> kTransports = {
     {"scif", PeerMode::other_process, {}},
     // Real verbs only where an RDMA device is (make check-rdma runs this in
     // a Soft-RoCE VM); elsewhere query() says why and the tests skip.
+    {"openib", PeerMode::other_process, {"WEFT_MCA_btl_openib_cpc=udcm"}},
     {"openib", PeerMode::other_process, {"WEFT_MCA_btl_openib_cpc=rdmacm"}},
 };
 

@@ -51,9 +51,9 @@ const weft::cutil::ParamSpec kParams[] = {
     {"if_exclude", WEFT_PARAM_LIST, "", WEFT_LEVEL_USER_BASIC, "RDMA devices or device:port pairs never to use."},
     {"priority", WEFT_PARAM_INT, "50", WEFT_LEVEL_TUNER_DETAIL,
      "Selection priority among transports that reach the same peer (higher wins)."},
-    {"cpc", WEFT_PARAM_LIST, "rdmacm", WEFT_LEVEL_USER_DETAIL,
+    {"cpc", WEFT_PARAM_LIST, "udcm,rdmacm", WEFT_LEVEL_USER_DETAIL,
      "Connection methods to run, most preferred first: udcm (IB CM handshake over UD), rdmacm (librdmacm, "
-     "IP addressing), oob (queue pair data through the PMIx modex)."},
+     "IP addressing)."},
     {"gid_index", WEFT_PARAM_INT, "-1", WEFT_LEVEL_USER_DETAIL,
      "GID table index to use; -1 picks on RoCE the RoCE v2 GID of the port's IPv4 address (ibv_devinfo -v lists "
      "them)."},
@@ -162,7 +162,7 @@ int read_config(const weft_host_t *host, OpenibConfig *c)
         !read_int(host, "btl_openib_timeout", 1, 31, &c->timeout) ||
         !read_int(host, "btl_openib_retry_count", 0, 7, &c->retry_count))
         return WEFT_ERR_BAD_VALUE;
-    const char *list = "rdmacm";
+    const char *list = "udcm,rdmacm";
     host->param_get_string("btl_openib_cpc", &list);
     std::string text = list ? list : "";
     c->cpc_order.clear();

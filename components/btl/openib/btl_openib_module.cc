@@ -223,6 +223,7 @@ Endpoint &Module::new_endpoint(uint32_t rank, const std::string &host)
     ep->id = static_cast<uint32_t>(endpoints_.size() + 1);
     ep->host = host;
     endpoints_.push_back(std::move(ep));
+    ++connecting_;
     return *endpoints_.back();
 }
 
@@ -280,12 +281,14 @@ Endpoint *Module::incoming(uint32_t peer_rank, std::string *why)
     }
     Endpoint &ep = new_endpoint(peer_rank, "");
     if (!c_.upcalls.accepted) {
+        --connecting_;
         ep.phase = EpPhase::gone;
         *why = "the runtime takes no incoming connections";
         return nullptr;
     }
     ep.c.runtime_ctx = c_.upcalls.accepted(c_.upcalls.ctx, &ep.c);
     if (!ep.c.runtime_ctx) {
+        --connecting_;
         ep.phase = EpPhase::gone;
         *why = "the runtime refused rank " + std::to_string(peer_rank);
         return nullptr;
@@ -411,6 +414,7 @@ void Module::connected(Endpoint &ep)
     if (ep.phase != EpPhase::connecting)
         return;
     ep.phase = EpPhase::connected;
+    --connecting_;
     if (ep.inline_max > c_.caps.inline_max)
         c_.caps.inline_max = ep.inline_max;
     report(ep, WEFT_BTL_EP_CONNECTED, WEFT_SUCCESS, "");
@@ -428,6 +432,8 @@ void Module::fail(Endpoint &ep, int status, const std::string &why)
 {
     if (ep.phase == EpPhase::gone)
         return;
+    if (ep.phase == EpPhase::connecting)
+        --connecting_;
     ep.phase = EpPhase::gone;
     ep.pending.clear();
     if (ep.cpc)

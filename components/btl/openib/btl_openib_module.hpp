@@ -215,6 +215,8 @@ private:
     std::vector<uint32_t> attention_;  // endpoint ids progress() must look at
     std::vector<ibv_wc> stash_;        // completions polled by prepare_wait, handled next progress
     bool in_progress_ = false;
+    unsigned passes_ = 0;              // progress() calls
+    unsigned connecting_ = 0;          // endpoints in EpPhase::connecting
 };
 
 extern const weft_btl_module_ops_t kOpenibModuleOps;

@@ -2,12 +2,13 @@
 // reorders or narrows them).
 #include "cpc.hpp"
 #include "cpc_rdmacm.hpp"
+#include "cpc_udcm.hpp"
 
 namespace weft::openib {
 
 std::span<const CpcComponent *const> all_cpcs()
 {
-    static const CpcComponent *const kAll[] = {&kCpcRdmacm};
+    static const CpcComponent *const kAll[] = {&kCpcUdcm, &kCpcRdmacm};
     return kAll;
 }
 
