@@ -86,3 +86,12 @@ endif
 unit_test_sources += tests/unit/udcm_wire_test.cc tests/unit/udcm_fsm_test.cc \
 	components/btl/openib/cpc/udcm_wire.cc components/btl/openib/cpc/udcm_fsm.cc
 unit_test_cppflags += -I$(top_srcdir)/components/btl/openib/cpc
+
+# btl/openib on a real RDMA device. Run it where one is, e.g. in the
+# Soft-RoCE VM: ../shared/rdma-vm/run-in-rxe-vm --workdir "$PWD" -- make check-rdma
+# It depends on nothing, so make never rebuilds inside the VM (build first).
+# tests/rdma/bench.sh puts weft beside perftest on the same device.
+EXTRA_DIST += tests/rdma/check.sh tests/rdma/bench.sh
+check-rdma:
+	$(SHELL) $(srcdir)/tests/rdma/check.sh $(abs_top_builddir)
+.PHONY: check-rdma

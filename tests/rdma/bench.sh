@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# weft over btl/openib beside perftest on the same Soft-RoCE device, in one
+# run, interleaved: ib_send_lat (64 B) and ib_write_bw (64 KiB) are the
+# references the openib issue names. Run inside the VM:
+#   ../shared/rdma-vm/run-in-rxe-vm --workdir "$PWD" -- tests/rdma/bench.sh [ROUNDS]
+# Prints each sample, then medians and ratios (weft / perftest).
+set -u
+cd "$(dirname "$0")/../.."
+rounds=${1:-3}
+dev=${RXE_VM_DEV:-rxe0}
+ip=${RXE_VM_IP:-10.77.0.1}
+command -v ib_send_lat >/dev/null || { echo "bench: perftest is not installed (apt-get install perftest)"; exit 77; }
+export WEFT_MCA_btl=self,openib
+lat_w=() lat_p=() bw_w=() bw_p=()
+perf_pair() {   # server and client of one perftest run; prints the client's result line
+  local tool=$1; shift
+  timeout 120 "$tool" -d "$dev" -x 1 "$@" >/dev/null 2>&1 &
+  local srv=$!
+  local out=""
+  for _ in 1 2 3 4 5 6 7 8 9 10; do    # the server needs a moment to listen: retry the client, bounded
+    out=$(timeout 120 "$tool" -d "$dev" -x 1 "$@" "$ip" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ {print; exit}')
+    [ -n "$out" ] && break
+    sleep 0.5
+  done
+  wait "$srv" 2>/dev/null
+  echo "$out"
+}
+for r in $(seq "$rounds"); do
+  w=$(timeout 300 ./weftrun -np 2 tests/bench/weft_bench lat 64 | awk '$1=="lat" && $2==64 {print $3}')
+  p=$(perf_pair ib_send_lat -s 64 -n 5000 | awk '{print $5}')     # t_typical
+  echo "round $r: lat 64  weft $w us  ib_send_lat(typical) $p us"
+  lat_w+=("$w") lat_p+=("$p")
+  w=$(timeout 300 ./weftrun -np 2 tests/bench/weft_bench bw 65536 | awk '$1=="bw" && $2==65536 {print $3}')
+  p=$(perf_pair ib_write_bw -s 65536 -n 2000 | awk '{print $4}')  # BW average MB/s
+  echo "round $r: bw 64K  weft $w MB/s  ib_write_bw(average) $p MB/s"
+  bw_w+=("$w") bw_p+=("$p")
+done
+median() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+lw=$(median "${lat_w[@]}") lp=$(median "${lat_p[@]}") bw=$(median "${bw_w[@]}") bp=$(median "${bw_p[@]}")
+echo
+echo "medians over $rounds rounds:"
+awk -v a="$lw" -v b="$lp" 'BEGIN {printf "lat 64 B   weft %8.2f us    ib_send_lat %8.2f us    ratio %.2f (target <= 1.10)\n", a, b, (b>0)?a/b:0}'
+awk -v a="$bw" -v b="$bp" 'BEGIN {printf "bw 64 KiB  weft %8.2f MB/s  ib_write_bw %8.2f MB/s  ratio %.2f (target >= 0.90)\n", a, b, (b>0)?a/b:0}'
