@@ -156,7 +156,7 @@ int read_config(const weft_host_t *host, OpenibConfig *c)
     host->param_get_bool("btl_openib_leave_pinned", &leave);
     c->leave_pinned = leave != 0;
     if (!read_int(host, "btl_openib_recv_depth", 2, 1 << 16, &c->recv_depth) ||
-        !read_int(host, "btl_openib_send_bufs", 4, 1 << 16, &c->send_bufs) ||
+        !read_int(host, "btl_openib_send_bufs", 4, 65535, &c->send_bufs) ||
         !read_int(host, "btl_openib_inline_max", 0, 4096, &c->inline_max) ||
         !read_int(host, "btl_openib_rdma_depth", 1, 4096, &c->rdma_depth) ||
         !read_int(host, "btl_openib_timeout", 1, 31, &c->timeout) ||

@@ -4,6 +4,7 @@
 // credit scheme.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include <weft/status.h>
 
@@ -40,8 +41,8 @@ int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct
     ibv_send_wr wr{};
     wr.opcode = IBV_WR_SEND_WITH_IMM;
     wr.imm_data = htobe32(encode_imm(imm));
-    wr.send_flags = IBV_SEND_SIGNALED;
     wr.sg_list = sge;
+    uint32_t slot = 0;
     uint32_t sbuf = UINT32_MAX;
     if (total == 0 || (total <= ep.inline_max && iovcnt <= 4)) {
         // Inline: the device copies the bytes at post time, no buffer needed.
@@ -58,7 +59,7 @@ int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct
         if (n)
             wr.send_flags |= IBV_SEND_INLINE;
         // Slot 1 marks the close frame: its completion means every frame is out.
-        wr.wr_id = wr_id(Wr::send_inline, ep.id, kind == FrameKind::close ? 1 : 0);
+        slot = kind == FrameKind::close ? 1 : 0;
     } else {
         if (free_sbufs_.empty())
             return WEFT_ERR_AGAIN;
@@ -74,8 +75,18 @@ int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct
         sge[0].length = static_cast<uint32_t>(total);
         sge[0].lkey = sreg_->mr->lkey;
         wr.num_sge = total ? 1 : 0;
-        wr.wr_id = wr_id(Wr::send_buf, ep.id, sbuf);
+        slot = sbuf;
     }
+    // Inline frames are signaled only now and then (a completion costs a
+    // poll and a pass through on_completion); a signaled one retires the
+    // unsignaled work requests before it, which it counts.
+    const bool signal = sbuf != UINT32_MAX || kind == FrameKind::close || ep.unsignaled + 1 >= ep.signal_every ||
+                        ep.sq_free <= ep.signal_every;
+    if (signal) {
+        wr.send_flags |= IBV_SEND_SIGNALED;
+        slot |= ep.unsignaled << 16;
+    }
+    wr.wr_id = wr_id(sbuf != UINT32_MAX ? Wr::send_buf : Wr::send_inline, ep.id, slot);
     ibv_send_wr *bad = nullptr;
     if (int rc = ibv_post_send(ep.qp.get(), &wr, &bad); rc != 0) {
         fail(ep, WEFT_ERR_IO, "ibv_post_send failed: " + std::string(std::strerror(rc)));
@@ -84,6 +95,7 @@ int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct
     if (sbuf != UINT32_MAX)
         free_sbufs_.pop_back();
     --ep.sq_free;
+    ep.unsignaled = signal ? 0 : ep.unsignaled + 1;
     ep.owed_data -= imm.data_credits;
     ep.owed_control -= imm.control_credits;
     if (kind == FrameKind::data || kind == FrameKind::more)
@@ -229,6 +241,8 @@ int Module::rdma(Endpoint &ep, bool write, void *local, size_t len, uint64_t rem
     }
     uint32_t slot;
     if (free_rdma_.empty()) {
+        if (rdma_ops_.size() >= kSlotMask)
+            return WEFT_ERR_AGAIN;     // the slot must fit its 16 bits of wr_id
         slot = static_cast<uint32_t>(rdma_ops_.size());
         rdma_ops_.emplace_back();
     } else {
@@ -245,7 +259,8 @@ int Module::rdma(Endpoint &ep, bool write, void *local, size_t len, uint64_t rem
         const size_t n = std::min(max_msg, len - std::min(len, off));
         ibv_sge sge{reinterpret_cast<uintptr_t>(base + off), static_cast<uint32_t>(n), reg->mr->lkey};
         ibv_send_wr wr{};
-        wr.wr_id = wr_id(Wr::rdma, ep.id, slot);
+        wr.wr_id = wr_id(Wr::rdma, ep.id, slot | ep.unsignaled << 16);
+        ep.unsignaled = 0;
         wr.opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
         wr.send_flags = IBV_SEND_SIGNALED;
         wr.sg_list = &sge;
@@ -380,7 +395,8 @@ void Module::on_completion(const ibv_wc &wc)
 {
     const auto kind = static_cast<Wr>(wc.wr_id >> 62);
     const auto id = static_cast<uint32_t>((wc.wr_id >> 32) & 0x3fffffff);
-    const auto slot = static_cast<uint32_t>(wc.wr_id);
+    const auto slot = static_cast<uint32_t>(wc.wr_id) & kSlotMask;
+    const auto retired = static_cast<uint32_t>(wc.wr_id) >> 16;   // unsignaled work requests before it
     if (kind == Wr::send_buf)
         free_sbufs_.push_back(slot);
     Endpoint *ep = find_ep(id);
@@ -389,7 +405,7 @@ void Module::on_completion(const ibv_wc &wc)
     if (!ep)
         return;
     if (kind != Wr::recv)
-        ++ep->sq_free;
+        ep->sq_free += 1 + retired;
     if (wc.status != IBV_WC_SUCCESS) {
         if (ep->phase != EpPhase::gone && wc.status != IBV_WC_WR_FLUSH_ERR)
             fail(*ep, WEFT_ERR_IO,
@@ -457,10 +473,12 @@ int Module::progress()
         if (n < 32)
             break;
     }
-    // A cpc's events cost a system call to look for: look on every pass only
-    // while a connection is being made, else on every 64th (a peer's first
-    // request then waits a few microseconds more, not a whole message).
-    if (connecting_ > 0 || (++passes_ & 63) == 0)
+    // A cpc's events cost a system call or two to look for: look on every
+    // pass only while a connection is being made, else on every 1024th (a
+    // peer's first request then waits a fraction of a millisecond more; the
+    // cpcs' timers are in milliseconds anyway).
+    // After a blocking wait the wake-up may have been a cpc's descriptor.
+    if (connecting_ > 0 || (++passes_ & 1023) == 0 || std::exchange(waited_, false))
         for (auto &cpc : cpcs_)
             if (int rc = cpc->progress(); rc > 0)
                 handled += rc;

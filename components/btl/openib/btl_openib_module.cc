@@ -113,7 +113,7 @@ std::string Module::open()
     if (!cq_)
         return "ibv_create_cq(" + std::to_string(cq_size_) + ") failed: " + std::strerror(errno);
 
-    sbufs_ = std::make_unique<std::byte[]>(size_t{config_.send_bufs} * config_.buf_size);
+    sbufs_ = std::make_unique_for_overwrite<std::byte[]>(size_t{config_.send_bufs} * config_.buf_size);
     std::string why;
     sreg_ = rcache_->acquire(sbufs_.get(), size_t{config_.send_bufs} * config_.buf_size, &why);
     if (!sreg_)
@@ -311,7 +311,7 @@ int Module::prepare_qp(Endpoint &ep, QpAddress *local, std::string *why)
     ia.cap.max_send_sge = std::min(4, da.max_sge);
     ia.cap.max_recv_sge = 1;
     ia.cap.max_inline_data = config_.inline_max;
-    ia.sq_sig_all = 1;
+    ia.sq_sig_all = 0;
     ibv_qp *qp = ibv_create_qp(port_.info.pd, &ia);
     if (!qp && config_.inline_max) {
         ia.cap.max_inline_data = 0;    // some devices have no inline sends
@@ -325,6 +325,8 @@ int Module::prepare_qp(Endpoint &ep, QpAddress *local, std::string *why)
     ep.qp.reset(qp);
     ep.inline_max = ia.cap.max_inline_data;
     ep.sq_free = ia.cap.max_send_wr;
+    ep.unsignaled = 0;
+    ep.signal_every = std::clamp(ia.cap.max_send_wr / 4, 1u, 32u);
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_INIT;
     a.pkey_index = 0;
@@ -337,7 +339,7 @@ int Module::prepare_qp(Endpoint &ep, QpAddress *local, std::string *why)
     // Receive buffers, registered once per endpoint.
     if (!ep.rbufs) {
         ep.nrecv = config_.recv_depth + kControlRecvs + kCloseRecvs;
-        ep.rbufs = std::make_unique<std::byte[]>(size_t{ep.nrecv} * config_.buf_size);
+        ep.rbufs = std::make_unique_for_overwrite<std::byte[]>(size_t{ep.nrecv} * config_.buf_size);
         ep.rreg = rcache_->acquire(ep.rbufs.get(), size_t{ep.nrecv} * config_.buf_size, why);
         if (!ep.rreg)
             return WEFT_ERR_NO_MEMORY;
@@ -493,6 +495,7 @@ void Module::maybe_closed(Endpoint &ep)
 
 int Module::prepare_wait()
 {
+    waited_ = true;
     if (!reports_.empty() || !stash_.empty())
         return 1;
     if (!armed_) {

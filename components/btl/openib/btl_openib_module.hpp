@@ -87,6 +87,8 @@ struct Endpoint {
     uint32_t peer_depth = 0;           // the data receive buffers the peer posted (its recv_depth)
     uint32_t owed_data = 0, owed_control = 0;
     unsigned sq_free = 0;
+    unsigned unsignaled = 0;           // work requests posted since the last signaled one
+    unsigned signal_every = 1;         // an inline frame is signaled at least this often
 
     struct Frame {
         uint8_t am_id;
@@ -160,6 +162,10 @@ public:
 
 private:
     enum class Wr : uint64_t { recv = 0, send_buf = 1, send_inline = 2, rdma = 3 };
+    // A wr_id: kind (2 bits), endpoint id (30), and 32 bits of slot: its low
+    // 16 bits name the buffer, RDMA operation or frame flag, its high 16
+    // bits count the unsignaled work requests this completion retires.
+    static constexpr uint32_t kSlotMask = 0xffff;
     static uint64_t wr_id(Wr kind, uint32_t ep, uint32_t slot)
     {
         return uint64_t(kind) << 62 | uint64_t(ep & 0x3fffffff) << 32 | slot;
@@ -217,6 +223,7 @@ private:
     bool in_progress_ = false;
     unsigned passes_ = 0;              // progress() calls
     unsigned connecting_ = 0;          // endpoints in EpPhase::connecting
+    bool waited_ = false;              // prepare_wait() ran: the caller may have slept on a cpc's fd
 };
 
 extern const weft_btl_module_ops_t kOpenibModuleOps;
