@@ -391,7 +391,7 @@ void Module::on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot)
     maybe_closed(ep);
 }
 
-void Module::on_completion(const ibv_wc &wc)
+bool Module::on_completion(const ibv_wc &wc)
 {
     const auto kind = static_cast<Wr>(wc.wr_id >> 62);
     const auto id = static_cast<uint32_t>((wc.wr_id >> 32) & 0x3fffffff);
@@ -403,7 +403,7 @@ void Module::on_completion(const ibv_wc &wc)
     if (kind == Wr::rdma)
         finish_rdma(slot, wc.status == IBV_WC_SUCCESS ? WEFT_SUCCESS : WEFT_ERR_IO);
     if (!ep)
-        return;
+        return true;
     if (kind != Wr::recv)
         ep->sq_free += 1 + retired;
     if (wc.status != IBV_WC_SUCCESS) {
@@ -414,27 +414,45 @@ void Module::on_completion(const ibv_wc &wc)
                           ? " (the peer stopped answering: it died, or btl_openib_timeout is too short for "
                             "this fabric)"
                           : ""));
-        return;
+        return true;
     }
     if (kind == Wr::recv) {
         if (ep->phase == EpPhase::connecting && ep->qp_ready) {
             // The peer sends only once it is connected, so its frame is as
             // good as the handshake's last message (which may still be on
-            // its way, or lost): the endpoint is connected, and says so
-            // before the frame is delivered.
+            // its way, or lost): the endpoint is connected. CONNECTED goes
+            // up now, the frame in the next progress call, so the runtime
+            // sees the state change in a call of its own.
             if (ep->cpc)
                 ep->cpc->established(*ep);
             connected(*ep);
             drain_reports();
+            return false;
         }
         if (ep->phase != EpPhase::gone)
             on_recv(*ep, wc, slot);
-        return;
+        return true;
     }
     if (kind == Wr::send_inline && slot == 1) {
         ep->close_done = true;
         maybe_closed(*ep);
     }
+    return true;
+}
+
+// Handles completions in order; when one asks to wait for the next
+// progress call, it and those after it are kept for then. false if so.
+bool Module::handle(const ibv_wc *wcs, int n, int *handled)
+{
+    for (int i = 0; i < n; ++i) {
+        if (!on_completion(wcs[i])) {
+            stash_.insert(stash_.end(), wcs + i, wcs + n);
+            *handled += i + 1;
+            return false;
+        }
+    }
+    *handled += n;
+    return true;
 }
 
 bool Module::needs_attention(const Endpoint &ep) const
@@ -458,20 +476,18 @@ int Module::progress()
     in_progress_ = true;
     drain_channel();
     int handled = 0;
-    for (const ibv_wc &wc : stash_)
-        on_completion(wc);
-    handled += static_cast<int>(stash_.size());
-    stash_.clear();
+    bool more = true;
+    if (!stash_.empty()) {
+        stashed_.swap(stash_);         // both keep their capacity: no allocation here
+        more = handle(stashed_.data(), static_cast<int>(stashed_.size()), &handled);
+        stashed_.clear();
+    }
     ibv_wc wc[32];
-    for (int round = 0; round < 4; ++round) {
+    for (int round = 0; more && round < 4; ++round) {
         int n = ibv_poll_cq(cq_, 32, wc);
         if (n <= 0)
             break;
-        for (int i = 0; i < n; ++i)
-            on_completion(wc[i]);
-        handled += n;
-        if (n < 32)
-            break;
+        more = handle(wc, n, &handled) && n == 32;
     }
     // A cpc's events cost a system call or two to look for: look on every
     // pass only while a connection is being made, else on every 1024th (a

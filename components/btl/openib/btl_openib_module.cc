@@ -113,6 +113,8 @@ std::string Module::open()
     if (!cq_)
         return "ibv_create_cq(" + std::to_string(cq_size_) + ") failed: " + std::strerror(errno);
 
+    stash_.reserve(64);
+    stashed_.reserve(64);
     sbufs_ = std::make_unique_for_overwrite<std::byte[]>(size_t{config_.send_bufs} * config_.buf_size);
     std::string why;
     sreg_ = rcache_->acquire(sbufs_.get(), size_t{config_.send_bufs} * config_.buf_size, &why);
@@ -428,6 +430,20 @@ void Module::connected(Endpoint &ep)
 void Module::connect_failed(Endpoint &ep, int status, const std::string &why)
 {
     fail(ep, status ? status : WEFT_ERR_UNREACHABLE, why);
+}
+
+void Module::peer_gone(Endpoint &ep, const std::string &why)
+{
+    if (ep.phase == EpPhase::gone)
+        return;
+    if (ep.peer_closed) {
+        // Its close frame came after everything it sent, so the close is
+        // complete; ours cannot be acknowledged any more, and need not be.
+        ep.close_done = true;
+        maybe_closed(ep);
+        return;
+    }
+    fail(ep, WEFT_ERR_UNREACHABLE, why);
 }
 
 void Module::fail(Endpoint &ep, int status, const std::string &why)

@@ -157,6 +157,7 @@ public:
     int post_recvs(Endpoint &ep, std::string *why) override;
     void connected(Endpoint &ep) override;
     void connect_failed(Endpoint &ep, int status, const std::string &why) override;
+    void peer_gone(Endpoint &ep, const std::string &why) override;
     void set_cpc_data(Endpoint &ep, void *data) override { ep.cpc_data = data; }
     void *cpc_data(const Endpoint &ep) const override { return ep.cpc_data; }
 
@@ -182,7 +183,8 @@ private:
     bool needs_attention(const Endpoint &ep) const;
     void want_attention(Endpoint &ep);
     void post_close(Endpoint &ep);
-    void on_completion(const ibv_wc &wc);
+    bool on_completion(const ibv_wc &wc);
+    bool handle(const ibv_wc *wcs, int n, int *handled);
     void on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot);
     void finish_rdma(uint32_t slot, int status);
     void fail(Endpoint &ep, int status, const std::string &why);
@@ -219,7 +221,8 @@ private:
     std::vector<std::string> cpc_names_;
     std::deque<Report> reports_;
     std::vector<uint32_t> attention_;  // endpoint ids progress() must look at
-    std::vector<ibv_wc> stash_;        // completions polled by prepare_wait, handled next progress
+    std::vector<ibv_wc> stash_;        // completions polled by prepare_wait or held back, handled next progress
+    std::vector<ibv_wc> stashed_;      // stash_'s contents while progress() handles them
     bool in_progress_ = false;
     unsigned passes_ = 0;              // progress() calls
     unsigned connecting_ = 0;          // endpoints in EpPhase::connecting

@@ -90,6 +90,10 @@ public:
     virtual void connected(Endpoint &ep) = 0;
     // The connection cannot be made (the endpoint goes FAILED with why).
     virtual void connect_failed(Endpoint &ep, int status, const std::string &why) = 0;
+    // The peer's side of a connected endpoint went away (its connection
+    // manager said so: it finalized or died). Fails the endpoint unless an
+    // orderly close got there first.
+    virtual void peer_gone(Endpoint &ep, const std::string &why) = 0;
 
     // Per-endpoint storage for the cpc (its connection record).
     virtual void set_cpc_data(Endpoint &ep, void *data) = 0;

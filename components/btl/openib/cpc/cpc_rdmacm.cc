@@ -344,8 +344,14 @@ private:
             return failed(*c, std::string(rdma_event_str(type)) + " (status " + std::to_string(status) +
                                   "; is the peer's address reachable from " + host_.port().ipv4 +
                                   "? btl_openib_cpc_rdmacm_timeout is " + std::to_string(g_timeout_ms) + " ms)");
+        case RDMA_CM_EVENT_DISCONNECTED:
+            // Also the end of an orderly close (openib's own close frames
+            // came first then, and peer_gone ignores it).
+            if (c->ep)
+                host_.peer_gone(*c->ep, "rdmacm: the peer disconnected (it finalized or died)");
+            return;
         default:
-            return;                    // DISCONNECTED, TIMEWAIT_EXIT: openib closes with its own frames
+            return;                    // TIMEWAIT_EXIT and the like
         }
     }
 

@@ -139,9 +139,13 @@ struct PeerRecord final : udcm::Actions {
 class UdcmModule final : public CpcModule {
 public:
     explicit UdcmModule(CpcHost &host) : host_(host) {}
-    ~UdcmModule() override = default;
+    ~UdcmModule() override { say_goodbye(); }
 
     int init(std::string *why);
+    // The module is going (finalize): connected peers get a DREQ, and the
+    // datagrams get up to 200 ms to leave before the UD QP is destroyed. A
+    // peer that only receives would otherwise never learn this side is gone.
+    void say_goodbye();
 
     std::vector<uint8_t> card() const override { return udcm::encode_card(self_ud_); }
     int start_connect(Endpoint &ep, std::span<const uint8_t> peer_card, std::string *why) override;
@@ -479,6 +483,23 @@ int UdcmModule::start_connect(Endpoint &ep, std::span<const uint8_t> peer_card, 
     });
 }
 
+void UdcmModule::say_goodbye()
+{
+    if (!cq_)
+        return;
+    for (auto &[rank, rec] : peers_)
+        if (rec->ep && rec->conn->state() == udcm::State::established)
+            rec->conn->disconnect(Clock::now());
+    const auto deadline = Clock::now() + std::chrono::milliseconds(200);
+    ibv_wc wc[16];
+    while (free_send_slots_.size() < kSendSlots && Clock::now() < deadline) {
+        const int n = ibv_poll_cq(cq_.get(), 16, wc);
+        for (int i = 0; i < n; ++i)
+            if (wc[i].wr_id & kSendTag)
+                free_send_slots_.push_back(static_cast<uint32_t>(wc[i].wr_id & ~kSendTag));
+    }
+}
+
 void UdcmModule::forget(Endpoint &ep)
 {
     auto *rec = static_cast<PeerRecord *>(host_.cpc_data(ep));
@@ -571,8 +592,8 @@ void UdcmModule::deliver_outcomes()
         Endpoint &ep = *it->second->ep;
         switch (o.kind) {
         case Outcome::connected: host_.connected(ep); break;
-        case Outcome::failed:
-        case Outcome::closed: host_.connect_failed(ep, o.status, o.why); break;
+        case Outcome::failed: host_.connect_failed(ep, o.status, o.why); break;
+        case Outcome::closed: host_.peer_gone(ep, o.why); break;
         }
     }
 }
