@@ -5,6 +5,7 @@
 // the peer to that module's cpc.
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,8 +53,8 @@ const weft::cutil::ParamSpec kParams[] = {
     {"priority", WEFT_PARAM_INT, "50", WEFT_LEVEL_TUNER_DETAIL,
      "Selection priority among transports that reach the same peer (higher wins)."},
     {"cpc", WEFT_PARAM_LIST, "udcm,rdmacm", WEFT_LEVEL_USER_DETAIL,
-     "Connection methods to run, most preferred first: udcm (IB CM handshake over UD), rdmacm (librdmacm, "
-     "IP addressing)."},
+     "Connection methods to run: udcm (IB CM handshake over UD), rdmacm (librdmacm, IP addressing); "
+     "btl_openib_cpc_<name>_priority orders them (higher first)."},
     {"gid_index", WEFT_PARAM_INT, "-1", WEFT_LEVEL_USER_DETAIL,
      "GID table index to use; -1 picks on RoCE the RoCE v2 GID of the port's IPv4 address (ibv_devinfo -v lists "
      "them)."},
@@ -85,10 +86,25 @@ int openib_open(const weft_host_t *host)
 {
     if (int rc = weft::cutil::register_params(host, self(), kParams); rc != WEFT_SUCCESS)
         return rc;
-    for (const CpcComponent *cpc : all_cpcs())
+    for (const CpcComponent *cpc : all_cpcs()) {
+        // Every cpc's priority, under one pattern: btl_openib_cpc_<name>_priority.
+        const std::string name = std::string("cpc_") + cpc->name + "_priority";
+        const std::string value = std::to_string(cpc->default_priority);
+        const std::string help = std::string("Preference of the ") + cpc->name +
+                                 " connection method among those btl_openib_cpc allows (higher first).";
+        weft_param_def_t d{};
+        d.size = sizeof d;
+        d.name = name.c_str();
+        d.type = WEFT_PARAM_INT;
+        d.default_value = value.c_str();
+        d.level = WEFT_LEVEL_TUNER_DETAIL;
+        d.help = help.c_str();
+        if (int rc = host->param_register(self(), &d); rc != WEFT_SUCCESS)
+            return rc;
         if (cpc->open)
             if (int rc = cpc->open(host, self()); rc != WEFT_SUCCESS)
                 return rc;
+    }
     return WEFT_SUCCESS;
 }
 
@@ -185,6 +201,18 @@ int read_config(const weft_host_t *host, OpenibConfig *c)
         }
         c->cpc_order.push_back(name);
     }
+    // The list says which; their priorities say in what order (a stable
+    // sort keeps the list's order between equal priorities).
+    auto cpc_priority = [&](const std::string &name) {
+        int64_t p = 0;
+        for (const CpcComponent *cpc : all_cpcs())
+            if (name == cpc->name)
+                p = cpc->default_priority;
+        host->param_get_int(("btl_openib_cpc_" + name + "_priority").c_str(), &p);
+        return p;
+    };
+    std::stable_sort(c->cpc_order.begin(), c->cpc_order.end(),
+                     [&](const std::string &a, const std::string &b) { return cpc_priority(a) > cpc_priority(b); });
     if (c->cpc_order.empty()) {
         host->log(self(), WEFT_LOG_ERROR, "btl_openib_cpc is empty: name at least one connection method");
         return WEFT_ERR_BAD_VALUE;

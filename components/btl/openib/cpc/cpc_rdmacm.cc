@@ -417,7 +417,6 @@ private:
 const weft_component_t *g_owner = nullptr;
 
 const weft::cutil::ParamSpec kParams[] = {
-    {"cpc_rdmacm_priority", WEFT_PARAM_INT, "20", WEFT_LEVEL_TUNER_DETAIL, "Preference of the rdmacm cpc."},
     {"cpc_rdmacm_timeout", WEFT_PARAM_INT, "5000", WEFT_LEVEL_TUNER_DETAIL,
      "Milliseconds rdma_cm may take to resolve a peer's address and route."},
 };
