@@ -115,6 +115,14 @@ const StateChange *failure_of(const BtlHarness &h, const weft_btl_endpoint_t *ep
     return nullptr;
 }
 
+// Narrows btl_openib_cpc before modules start (a forked child inherits it).
+bool use_cpc(const char *cpc)
+{
+    weft::params::Origin api;
+    api.source = weft::params::Source::Api;
+    return weft::Framework::current()->params().set("btl_openib_cpc", cpc, api).ok();
+}
+
 // The endpoint the peer connected to this side with (the accepted one).
 weft_btl_endpoint_t *wait_connected(BtlHarness &h)
 {
@@ -207,6 +215,7 @@ TEST_F(OpenibPeer, KilledPeerFailsTheEndpointWithAReason)
 
     const StateChange *failure = failure_of(h_, ep);
     ASSERT_NE(failure, nullptr);
+    RecordProperty("reason", failure->reason);
     EXPECT_LT(failure->status, 0);
     EXPECT_NE(failure->reason.find("peer rank 1"), std::string::npos) << failure->reason;
     EXPECT_NE(verbs_status_in(failure->reason), "") << "no verbs status in: " << failure->reason;
@@ -385,7 +394,10 @@ std::string rdma_initiator(PeerContext &ctx, weft_btl_endpoint_t *ep)
 }
 
 // The child's side: registers its memory, tells the parent, checks it
-// when asked, and keeps its endpoint up until the parent is done.
+// when asked, and keeps its endpoint up until the parent is done. The
+// parent's bad rkey put this side's queue pair in the error state too (the
+// responder of a refused access): its endpoint must fail as well, not stay
+// "connected" with every send silently flushed.
 std::string rdma_target(PeerContext &ctx, weft_btl_endpoint_t *ep)
 {
     BtlHarness &h = ctx.harness;
@@ -412,28 +424,48 @@ std::string rdma_target(PeerContext &ctx, weft_btl_endpoint_t *ep)
     if (!h.progress_until([&] { return ctx.channel.readable(); }))
         return "the parent never said it was done: " + h.failure();
     ctx.channel.receive(30s);
+    std::string problem;
+    if (!h.progress_until([&] { return failure_of(h, ep) != nullptr; }, Bounds{.deadline = 20s}))
+        problem = "this side's endpoint never failed after the refused access: " + h.failure();
+    else if (const std::string reason = failure_of(h, ep)->reason; reason.find("peer rank 0") == std::string::npos)
+        problem = "this side's failure does not name the peer: " + reason;
     h.ops().mem_deregister(ep->module, &reg);
-    return "";
+    return problem;
+}
+
+} // namespace
+
+namespace {
+
+std::string rdma_mirror(PeerContext &ctx)
+{
+    BtlHarness &h = ctx.harness;
+    weft_btl_endpoint_t *ep = nullptr;
+    if (ctx.side == Side::parent) {
+        if (auto err = h.connect(ctx.peer(WEFT_PEER_SAME_NODE), &ep); !err.empty())
+            return err;
+        return rdma_initiator(ctx, ep);
+    }
+    ep = wait_connected(h);
+    if (!ep)
+        return "the parent's connection never arrived: " + h.failure();
+    return rdma_target(ctx, ep);
 }
 
 } // namespace
 
 TEST_F(OpenibPeer, RdmaReadAndWriteMoveTheBytes)
 {
-    const std::string result = run_two_process(h_, [](PeerContext &ctx) -> std::string {
-        BtlHarness &h = ctx.harness;
-        weft_btl_endpoint_t *ep = nullptr;
-        if (ctx.side == Side::parent) {
-            if (auto err = h.connect(ctx.peer(WEFT_PEER_SAME_NODE), &ep); !err.empty())
-                return err;
-            return rdma_initiator(ctx, ep);
-        }
-        ep = wait_connected(h);
-        if (!ep)
-            return "the parent's connection never arrived: " + h.failure();
-        return rdma_target(ctx, ep);
-    });
-    EXPECT_EQ(result, "");
+    // The data path is the same whichever cpc connected the queue pairs, but
+    // how the target learns of the broken connection is not.
+    for (const char *cpc : {"udcm", "rdmacm"}) {
+        SCOPED_TRACE(std::string("btl_openib_cpc=") + cpc);
+        ASSERT_TRUE(use_cpc(cpc));
+        // The upcalls of the previous round name endpoints that are gone.
+        h_.states.clear();
+        h_.deliveries.clear();
+        EXPECT_EQ(run_two_process(h_, rdma_mirror), "");
+    }
 }
 
 // ---- registration failures --------------------------------------------------
@@ -586,11 +618,6 @@ TEST_F(OpenibPeer, PeerWithoutCommonCpcIsUnreachableWithReason)
 {
     // Each side narrows btl_openib_cpc before its modules start: the parent
     // runs udcm only, the child rdmacm only.
-    auto use_cpc = [&](const char *cpc) {
-        weft::params::Origin api;
-        api.source = weft::params::Source::Api;
-        return weft::Framework::current()->params().set("btl_openib_cpc", cpc, api).ok();
-    };
     // reachable()'s answer about the other side: "" when it says 0 with a
     // reason naming both lists, else what is wrong.
     auto unreachable_with_reason = [](BtlHarness &h, const std::vector<std::byte> &card, const std::string &here,
