@@ -1155,12 +1155,13 @@ TEST_P(BtlPeerConformance, HandlerMaySendWithoutRecursion)
     mirror([](PeerContext &ctx) -> std::string {
         BtlHarness &h = ctx.harness;
         const std::string me = side_name(ctx);
-        weft_btl_endpoint_t *ep = nullptr;
-        if (std::string err = connect_peer(ctx, &ep); !err.empty())
-            return err;
         constexpr size_t kRequests = 10;
         int nested = 0;
         std::string problem;
+        // The handler is in place before connecting: the peer may connect and
+        // send first, and its first requests then arrive within the very
+        // progress call that reports this side's CONNECTED (openib's udcm
+        // acceptor connects on the peer's first frame).
         h.on_recv = [&](const Delivery &d) {
             if (d.am_id != 1)
                 return;
@@ -1171,6 +1172,9 @@ TEST_P(BtlPeerConformance, HandlerMaySendWithoutRecursion)
             int rc = d.ep->module->ops->progress(d.ep->module);
             nested += rc > 0 ? rc : 0;
         };
+        weft_btl_endpoint_t *ep = nullptr;
+        if (std::string err = connect_peer(ctx, &ep); !err.empty())
+            return err;
         const std::string request = "request";
         for (size_t i = 0; i < kRequests; ++i)
             if (send_bytes(h, ep, 1, std::as_bytes(std::span(request.data(), request.size()))) != WEFT_SUCCESS)
