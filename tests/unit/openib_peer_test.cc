@@ -532,6 +532,8 @@ TEST(Openib, RegistrationFailureSaysWhatToDo)
         EXPECT_NE(log.find("ulimit -l) is " + limit), std::string::npos) << how << ": " << log;
         EXPECT_NE(log.find("'ulimit -l unlimited'"), std::string::npos) << how << ": " << log;
         EXPECT_NE(log.find("limits.conf"), std::string::npos) << how << ": " << log;
+        // ...and, since no limit is the cause here, what is.
+        EXPECT_NE(log.find("not mapped with read and write access"), std::string::npos) << how << ": " << log;
     }
     // The failures left nothing behind: ordinary memory still registers.
     std::vector<std::byte> fine(kBytes);
