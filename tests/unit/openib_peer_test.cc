@@ -18,7 +18,9 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -96,6 +98,53 @@ std::string unique_job(const char *what)
            std::to_string(Clock::now().time_since_epoch().count());
 }
 
+// A peer process driven by hand (killed, or given other parameters), for
+// what run_two_process cannot do. fork_peer runs child_part in the child
+// with its end of the channel and _exits with what it returns; the parent
+// keeps the guard (which kills the child if the test ends early) and its
+// end of the channel.
+struct PeerProcess {
+    std::unique_ptr<ChildGuard> child;
+    std::unique_ptr<Channel> channel;
+};
+
+PeerProcess fork_peer(const std::function<int(Channel &)> &child_part)
+{
+    int fds[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+        return {};
+    const pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return {};
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        int code = 1;
+        {
+            Channel channel(fds[1]);
+            code = child_part(channel);
+        }
+        _exit(code);   // no gtest reporting or destructors of the parent's state
+    }
+    close(fds[1]);
+    return {std::make_unique<ChildGuard>(pid), std::make_unique<Channel>(fds[0])};
+}
+
+// Starts this side's modules as `rank` of a two-rank job and swaps cards
+// over channel: the other side's card, or nullopt.
+std::optional<std::vector<std::byte>> start_and_swap_cards(BtlHarness &h, Channel &channel, uint32_t rank,
+                                                           const std::string &job)
+{
+    if (!h.init_modules().empty())
+        return std::nullopt;
+    h.set_process(rank, 2, job);
+    if (!channel.send(h.card()))
+        return std::nullopt;
+    return channel.receive(30s);
+}
+
 // The text of any verbs completion status except success, found in reason.
 std::string verbs_status_in(const std::string &reason)
 {
@@ -143,21 +192,12 @@ weft_btl_endpoint_t *wait_connected(BtlHarness &h)
 TEST_F(OpenibPeer, KilledPeerFailsTheEndpointWithAReason)
 {
     constexpr size_t kFlowing = 50;   // deliveries before the child says the stream flows
-    int fds[2];
-    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
     const std::string job = unique_job("openib-kill");
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        // The victim: receives until killed, and tells the parent once the
-        // stream flows, so the kill lands in the middle of it.
-        close(fds[0]);
-        Channel ch(fds[1]);
-        if (!h_.init_modules().empty())
-            _exit(1);
-        h_.set_process(1, 2, job);
-        if (!ch.send(h_.card()) || !ch.receive(30s))
-            _exit(1);
+    PeerProcess victim = fork_peer([&](Channel &ch) {
+        // Receives until killed, and tells the parent once the stream
+        // flows, so the kill lands in the middle of it.
+        if (!start_and_swap_cards(h_, ch, 1, job))
+            return 1;
         bool told = false;
         h_.progress_until(
             [&] {
@@ -166,16 +206,13 @@ TEST_F(OpenibPeer, KilledPeerFailsTheEndpointWithAReason)
                 return false;
             },
             Bounds{.deadline = 120s});
-        _exit(2);   // never killed: the parent gave up long ago
-    }
-    close(fds[1]);
-    ChildGuard child(pid);
-    Channel ch(fds[0]);
-    ASSERT_EQ(h_.init_modules(), "");
-    h_.set_process(0, 2, job);
-    ASSERT_TRUE(ch.send(h_.card()));
-    auto card = ch.receive(30s);
-    ASSERT_TRUE(card.has_value()) << "the child sent no card";
+        return 2;   // never killed: the parent gave up long ago
+    });
+    ASSERT_TRUE(victim.child) << "fork failed";
+    ChildGuard &child = *victim.child;
+    Channel &ch = *victim.channel;
+    auto card = start_and_swap_cards(h_, ch, 0, job);
+    ASSERT_TRUE(card.has_value()) << "no modules here, or the child sent no card";
     weft_btl_endpoint_t *ep = nullptr;
     ASSERT_EQ(h_.connect(BtlHarness::peer(1, WEFT_PEER_SAME_NODE, *card), &ep), "");
 
@@ -267,20 +304,6 @@ std::vector<std::byte> remote_after_puts()
     return expect;
 }
 
-struct RdmaResult {
-    int calls = 0;
-    int status = 1;
-    weft_btl_endpoint_t *ep = nullptr;
-};
-
-void on_rdma_done(weft_btl_endpoint_t *ep, void *ctx, int status)
-{
-    auto *r = static_cast<RdmaResult *>(ctx);
-    ++r->calls;
-    r->status = status;
-    r->ep = ep;
-}
-
 // First differing byte of a and b, or "".
 std::string first_difference(std::span<const std::byte> a, std::span<const std::byte> b)
 {
@@ -294,13 +317,13 @@ std::string first_difference(std::span<const std::byte> a, std::span<const std::
 
 // One put or get, waited for: "" or what went wrong.
 std::string rdma_and_wait(BtlHarness &h, weft_btl_endpoint_t *ep, bool write, std::byte *local, size_t n,
-                          uint64_t remote, const RemoteRegion &region, RdmaResult *result)
+                          uint64_t remote, const RemoteRegion &region, RdmaCompletion *result)
 {
-    *result = RdmaResult{};
+    *result = RdmaCompletion{};
     const weft_btl_module_ops_t *ops = ep->module->ops;
     const int rc = h.retry_on_again([&] {
-        return write ? ops->put(ep, local, n, remote, region.rkey, region.rkey_len, on_rdma_done, result)
-                     : ops->get(ep, local, n, remote, region.rkey, region.rkey_len, on_rdma_done, result);
+        return write ? ops->put(ep, local, n, remote, region.rkey, region.rkey_len, record_rdma, result)
+                     : ops->get(ep, local, n, remote, region.rkey, region.rkey_len, record_rdma, result);
     });
     if (rc != WEFT_SUCCESS)
         return std::string(write ? "put" : "get") + " refused: " + weft_status_string(rc);
@@ -327,7 +350,7 @@ std::string rdma_initiator(PeerContext &ctx, weft_btl_endpoint_t *ep)
         return std::string("mem_register of the local buffer failed: ") + weft_status_string(rc);
     const std::vector<std::byte> remote_before = pattern(kRemoteBytes, kRemoteSeed);
     constexpr std::byte kUntouched{0xee};
-    RdmaResult result;
+    RdmaCompletion result;
 
     for (const Transfer &t : kTransfers) {
         const std::string what = "get of " + std::to_string(t.n) + " bytes";
@@ -635,34 +658,21 @@ TEST_F(OpenibPeer, PeerWithoutCommonCpcIsUnreachableWithReason)
             return "the reason does not list both sides' cpcs: " + reason;
         return "";
     };
-    int fds[2];
-    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
     const std::string job = unique_job("openib-cpc");
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        close(fds[0]);
-        Channel ch(fds[1]);
-        if (!use_cpc("rdmacm") || !h_.init_modules().empty())
-            _exit(1);
-        h_.set_process(1, 2, job);
-        auto card = ch.send(h_.card()) ? ch.receive(30s) : std::nullopt;
+    PeerProcess other = fork_peer([&](Channel &ch) {
+        auto card = use_cpc("rdmacm") ? start_and_swap_cards(h_, ch, 1, job) : std::nullopt;
         if (!card)
-            _exit(1);
+            return 1;
         ch.send(unreachable_with_reason(h_, *card, "rdmacm", "udcm"));
         // Until the parent is done with this side's card.
         ch.receive(60s);
-        _exit(0);
-    }
-    close(fds[1]);
-    ChildGuard child(pid);
-    Channel ch(fds[0]);
+        return 0;
+    });
+    ASSERT_TRUE(other.child) << "fork failed";
+    Channel &ch = *other.channel;
     ASSERT_TRUE(use_cpc("udcm"));
-    ASSERT_EQ(h_.init_modules(), "");
-    h_.set_process(0, 2, job);
-    ASSERT_TRUE(ch.send(h_.card()));
-    auto card = ch.receive(30s);
-    ASSERT_TRUE(card.has_value()) << "the child sent no card";
+    auto card = start_and_swap_cards(h_, ch, 0, job);
+    ASSERT_TRUE(card.has_value()) << "no modules here, or the child sent no card";
     EXPECT_EQ(unreachable_with_reason(h_, *card, "udcm", "rdmacm"), "") << "parent";
     auto theirs = ch.receive(30s);
     ASSERT_TRUE(theirs.has_value()) << "no verdict from the child";
@@ -678,5 +688,5 @@ TEST_F(OpenibPeer, PeerWithoutCommonCpcIsUnreachableWithReason)
     EXPECT_NE(failure->reason.find("no connection method in common"), std::string::npos) << failure->reason;
     EXPECT_NE(failure->reason.find("peer rank 1"), std::string::npos) << failure->reason;
     ch.send(std::string("done"));
-    EXPECT_EQ(child.exit_code(30s), 0);
+    EXPECT_EQ(other.child->exit_code(30s), 0);
 }
