@@ -242,7 +242,7 @@ TEST_F(OpenibPeer, KilledPeerFailsTheEndpointWithAReason)
         }
     }
     ASSERT_TRUE(killed) << "the child never reported the stream flowing (" << sent << " frames sent)";
-    ASSERT_TRUE(failed()) << "no FAILED upcall within 60 s of the kill (" << sent << " frames sent, "
+    ASSERT_TRUE(failed()) << "no FAILED upcall within the 60 s of the stream (" << sent << " frames sent, "
                           << sent_after_kill << " after the kill)";
     const auto detection = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed_at);
     RecordProperty("detection_ms", std::to_string(detection.count()));
