@@ -87,6 +87,21 @@ unit_test_sources += tests/unit/udcm_wire_test.cc tests/unit/udcm_fsm_test.cc \
 	components/btl/openib/cpc/udcm_wire.cc components/btl/openib/cpc/udcm_fsm.cc
 unit_test_cppflags += -I$(top_srcdir)/components/btl/openib/cpc
 
+# btl/openib's immediate and card formats are pure C++ too: every host.
+unit_test_sources += tests/unit/openib_wire_test.cc components/btl/openib/btl_openib_wire.cc
+unit_test_cppflags += -I$(top_srcdir)/components/btl/openib
+
+# btl/openib pieces that need the verbs headers and libraries: the rdmacm
+# connection data, port choice and parameter checks (no device needed), and
+# the module on a real device (they skip where openib's query finds none).
+if WEFT_BUILD_btl_openib
+unit_test_sources += tests/unit/openib_host_test.cc tests/unit/openib_peer_test.cc \
+	components/btl/openib/btl_openib_device.cc components/btl/openib/btl_openib_rcache.cc \
+	components/btl/openib/cpc/cpc_rdmacm.cc
+unit_test_cppflags += $(IBVERBS_CFLAGS) $(RDMACM_CFLAGS)
+unit_test_ldadd += $(IBVERBS_LIBS) $(RDMACM_LIBS)
+endif
+
 # btl/openib on a real RDMA device. Run it where one is, e.g. in the
 # Soft-RoCE VM: ../shared/rdma-vm/run-in-rxe-vm --workdir "$PWD" -- make check-rdma
 # It depends on nothing, so make never rebuilds inside the VM (build first).

@@ -468,20 +468,6 @@ TEST_P(BtlConformance, AgainIsRetriableAfterProgress)
 
 namespace {
 
-struct Completion {
-    int calls = 0;
-    int status = 1;
-    weft_btl_endpoint_t *ep = nullptr;
-};
-
-void count_completion(weft_btl_endpoint_t *ep, void *ctx, int status)
-{
-    auto *c = static_cast<Completion *>(ctx);
-    ++c->calls;
-    c->status = status;
-    c->ep = ep;
-}
-
 } // namespace
 
 TEST_P(BtlConformance, PutAndGetStayInsideRegisteredMemory)
@@ -501,17 +487,17 @@ TEST_P(BtlConformance, PutAndGetStayInsideRegisteredMemory)
     const uint64_t base = reinterpret_cast<uintptr_t>(target.data());
 
     auto source = pattern(100, 11);
-    Completion put_done, get_done;
+    RdmaCompletion put_done, get_done;
     ASSERT_EQ(h_.retry_on_again([&] {
                   return ops_->put(ep_, source.data(), source.size(), base + 10, reg.rkey,
-                                   reg.rkey_len, count_completion, &put_done);
+                                   reg.rkey_len, record_rdma, &put_done);
               }),
               WEFT_SUCCESS);
     EXPECT_EQ(put_done.calls, 0) << "completion ran inside put()";
     std::vector<std::byte> back(100);
     ASSERT_EQ(h_.retry_on_again([&] {
                   return ops_->get(ep_, back.data(), back.size(), base + 10, reg.rkey,
-                                   reg.rkey_len, count_completion, &get_done);
+                                   reg.rkey_len, record_rdma, &get_done);
               }),
               WEFT_SUCCESS);
     ASSERT_TRUE(h_.progress_until([&] { return put_done.calls && get_done.calls; }))
@@ -533,13 +519,13 @@ TEST_P(BtlConformance, PutAndGetStayInsideRegisteredMemory)
               WEFT_SUCCESS);
 
     // Out of range, overflowing, or with a broken key: refused, no callback.
-    Completion never;
+    RdmaCompletion never;
     std::vector<std::byte> big(8192);
     auto refused_get = [&](uint64_t addr, size_t len, const void *rkey, size_t rkey_len) {
-        return ops_->get(ep_, big.data(), len, addr, rkey, rkey_len, count_completion, &never);
+        return ops_->get(ep_, big.data(), len, addr, rkey, rkey_len, record_rdma, &never);
     };
     auto refused_put = [&](uint64_t addr, size_t len, const void *rkey, size_t rkey_len) {
-        return ops_->put(ep_, big.data(), len, addr, rkey, rkey_len, count_completion, &never);
+        return ops_->put(ep_, big.data(), len, addr, rkey, rkey_len, record_rdma, &never);
     };
     EXPECT_HARD_ERROR(refused_get(base + 4000, 200, reg.rkey, reg.rkey_len));
     EXPECT_HARD_ERROR(refused_put(base + 4000, 200, reg.rkey, reg.rkey_len));
@@ -650,12 +636,12 @@ TEST_P(BtlConformance, FinalizeWithPendingWorkFreesEverything)
     std::vector<std::byte> target(256);
     weft_btl_reg_t reg{};
     reg.size = sizeof reg;
-    Completion never;
+    RdmaCompletion never;
     if ((m_->caps.flags & WEFT_BTL_FLAG_PUT) &&
         ops_->mem_register(m_, target.data(), target.size(), &reg) == WEFT_SUCCESS) {
         std::byte b{1};
         EXPECT_EQ(ops_->put(ep_, &b, 1, reinterpret_cast<uintptr_t>(target.data()), reg.rkey,
-                            reg.rkey_len, count_completion, &never),
+                            reg.rkey_len, record_rdma, &never),
                   WEFT_SUCCESS);
     }
     // A second endpoint whose CONNECTED upcall is still pending.
@@ -1155,12 +1141,13 @@ TEST_P(BtlPeerConformance, HandlerMaySendWithoutRecursion)
     mirror([](PeerContext &ctx) -> std::string {
         BtlHarness &h = ctx.harness;
         const std::string me = side_name(ctx);
-        weft_btl_endpoint_t *ep = nullptr;
-        if (std::string err = connect_peer(ctx, &ep); !err.empty())
-            return err;
         constexpr size_t kRequests = 10;
         int nested = 0;
         std::string problem;
+        // The handler is in place before connecting: the peer may connect and
+        // send first, and its first requests then arrive within the very
+        // progress call that reports this side's CONNECTED (openib's udcm
+        // acceptor connects on the peer's first frame).
         h.on_recv = [&](const Delivery &d) {
             if (d.am_id != 1)
                 return;
@@ -1171,6 +1158,9 @@ TEST_P(BtlPeerConformance, HandlerMaySendWithoutRecursion)
             int rc = d.ep->module->ops->progress(d.ep->module);
             nested += rc > 0 ? rc : 0;
         };
+        weft_btl_endpoint_t *ep = nullptr;
+        if (std::string err = connect_peer(ctx, &ep); !err.empty())
+            return err;
         const std::string request = "request";
         for (size_t i = 0; i < kRequests; ++i)
             if (send_bytes(h, ep, 1, std::as_bytes(std::span(request.data(), request.size()))) != WEFT_SUCCESS)

@@ -302,8 +302,9 @@ std::string BtlHarness::connect(const weft_btl_peer_t &peer, weft_btl_endpoint_t
     });
     if (!ok)
         return "no CONNECTED upcall: " + failure_;
-    if (count_states(e, WEFT_BTL_EP_FAILED) > 0)
-        return "endpoint FAILED instead of CONNECTED";
+    for (const StateChange &st : states)
+        if (st.ep == e && st.state == WEFT_BTL_EP_FAILED)
+            return "endpoint FAILED instead of CONNECTED: " + st.reason;
     return "";
 }
 
@@ -500,6 +501,16 @@ std::string run_two_process(BtlHarness &harness, const MirrorBody &body, const B
     if (!exit_problem.empty() && theirs.empty())
         out += "child: " + exit_problem + "\n";
     return out;
+}
+
+// ---- RDMA callbacks ------------------------------------------------------
+
+void record_rdma(weft_btl_endpoint_t *ep, void *cb_ctx, int status)
+{
+    auto *c = static_cast<RdmaCompletion *>(cb_ctx);
+    ++c->calls;
+    c->status = status;
+    c->ep = ep;
 }
 
 // ---- content -------------------------------------------------------------

@@ -212,6 +212,15 @@ using MirrorBody = std::function<std::string(PeerContext &)>;
 std::string run_two_process(BtlHarness &harness, const MirrorBody &body,
                             const Bounds &bounds = {});
 
+// What the callback of one put or get reported: pass record_rdma as the
+// callback and an RdmaCompletion as its cb_ctx.
+struct RdmaCompletion {
+    int calls = 0;
+    int status = 1;                       // not a weft status until called
+    weft_btl_endpoint_t *ep = nullptr;
+};
+void record_rdma(weft_btl_endpoint_t *ep, void *cb_ctx, int status);
+
 // FNV-1a over bytes: a content check for large messages.
 uint64_t checksum(std::span<const std::byte> bytes);
 // Deterministic, position-dependent bytes (so a shifted copy is caught).

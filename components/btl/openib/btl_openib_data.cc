@@ -407,13 +407,22 @@ bool Module::on_completion(const ibv_wc &wc)
     if (kind != Wr::recv)
         ep->sq_free += 1 + retired;
     if (wc.status != IBV_WC_SUCCESS) {
-        if (ep->phase != EpPhase::gone && wc.status != IBV_WC_WR_FLUSH_ERR)
+        // A flush of the endpoint's own QP while the endpoint lives means the
+        // QP went to the error state without an error completion here: a
+        // responder-side error (the peer's RDMA read or write with a bad key
+        // or range) shows on this side as flushes only. A flush after fail()
+        // or close finds the endpoint gone; one of a QP already replaced by
+        // a reconnect has another qp_num.
+        const bool flushed = wc.status == IBV_WC_WR_FLUSH_ERR;
+        if (ep->phase != EpPhase::gone && (!flushed || (ep->qp && wc.qp_num == ep->qp->qp_num)))
             fail(*ep, WEFT_ERR_IO,
                  std::string("the connection broke: ") + ibv_wc_status_str(wc.status) +
                      (wc.status == IBV_WC_RETRY_EXC_ERR
                           ? " (the peer stopped answering: it died, or btl_openib_timeout is too short for "
                             "this fabric)"
-                          : ""));
+                      : flushed ? " (the queue pair went to the error state: the peer's last RDMA access here "
+                                  "was refused, or the device reset the connection)"
+                                : ""));
         return true;
     }
     if (kind == Wr::recv) {

@@ -81,6 +81,10 @@ RegCache::Region *RegCache::acquire(const void *addr, size_t len, std::string *w
                " bytes registered; its locked-memory limit (ulimit -l) is " + memlock_limit_text() +
                ". Raise it: 'ulimit -l unlimited' in the shell that starts weftrun, or a memlock line in "
                "/etc/security/limits.conf (LimitMEMLOCK= for systemd services)";
+        // EFAULT is not about the limit: the pages cannot be pinned at all.
+        if (err == EFAULT)
+            *why += ". Here, though, the range is not mapped with read and write access (freed memory, or a "
+                    "PROT_NONE or read-only mapping?): no limit makes it registrable";
         return nullptr;
     }
     auto [it, inserted] = by_base_.try_emplace(base);

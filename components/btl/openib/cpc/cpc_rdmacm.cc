@@ -65,6 +65,9 @@ uint64_t job_hash(const std::string &job_id)
 
 void encode_private(const RdmacmPrivate &d, uint8_t out[kRdmacmPrivateBytes])
 {
+    // The fields take 47 of the 51 bytes: zero the rest, or stack garbage
+    // of the caller's buffer goes to the peer.
+    std::memset(out, 0, kRdmacmPrivateBytes);
     uint8_t *p = out;
     put<uint16_t>(p, kMagic);
     put<uint8_t>(p, kVersion);
