@@ -389,8 +389,15 @@ int Engine::progress()
     work.swap(busy_);
     for (PeerState *ps : work) {
         ps->busy = false;
+        // Deferred RDMA carries its own endpoint: it needs no connection check.
+        while (!ps->failed && !ps->rdma_retry.empty()) {
+            if (retry_rdma(*ps, ps->rdma_retry.front()) == WEFT_ERR_AGAIN)
+                break;
+            ps->rdma_retry.pop_front();
+            ++events;
+        }
         if (ps->failed || !connected(*ps)) {
-            if (!ps->failed)
+            if (!ps->failed && (ps->queue_head || !ps->control.empty() || !ps->rdma_retry.empty()))
                 mark_busy(*ps);
             continue;
         }
@@ -411,12 +418,37 @@ int Engine::progress()
                 ps->queue_tail = nullptr;
             ++events;
         }
-        if (!ps->control.empty() || ps->queue_head)
+        if (!ps->control.empty() || ps->queue_head || !ps->rdma_retry.empty())
             mark_busy(*ps);
     }
     if (!work.empty() && busy_.empty())
         busy_.swap(work), busy_.clear();   // keep the vector's capacity
     return events;
+}
+
+int Engine::retry_rdma(PeerState &ps, const DeferredRdma &d)
+{
+    if (!d.is_put) {
+        Incoming *in = incoming_.get(d.handle);
+        if (!in || !in->ep)
+            return WEFT_SUCCESS;           // the receive ended meanwhile
+        std::byte *dst = static_cast<std::byte *>(in->md->desc.start) + in->offset + d.from;
+        const int rc = in->ep->module->ops->get(in->ep, dst, d.len, in->peer_addr + d.from, in->peer_rkey.data(),
+                                                in->peer_rkey_len, on_rdma_done,
+                                                reinterpret_cast<void *>(static_cast<uintptr_t>(in->handle)));
+        if (rc != WEFT_SUCCESS && rc != WEFT_ERR_AGAIN)
+            part_done(in, rc);
+        return rc;
+    }
+    Op *op = ops_.get(d.handle);
+    weft_btl_endpoint_t *ep = d.ep;
+    if (!op || !ep || !ep->module->ops->put)
+        return WEFT_SUCCESS;               // the send ended meanwhile
+    const int rc = ep->module->ops->put(ep, op->data + d.from, d.len, d.addr, d.rkey.data(), d.rkey_len, on_put_done,
+                                        reinterpret_cast<void *>(static_cast<uintptr_t>(op->handle)));
+    if (rc != WEFT_SUCCESS && rc != WEFT_ERR_AGAIN)
+        send_put_done(ep->peer_rank, d.token, rc);   // the target reads that part itself
+    return rc;
 }
 
 // ---------------------------------------------------------------- failures
@@ -438,6 +470,7 @@ void Engine::fail_peer_ops(uint32_t rank, const std::string &why)
     ps.failure = why;
     ps.queue_head = ps.queue_tail = nullptr;
     ps.control.clear();
+    ps.rdma_retry.clear();
     std::vector<Op *> dead;
     ops_.for_each([&](Op *op) {
         if (op->target == rank)
@@ -486,6 +519,26 @@ void Engine::handle_put_req(weft_btl_endpoint_t *ep, const wire::Frame &f)
                                       on_put_done, reinterpret_cast<void *>(static_cast<uintptr_t>(op->handle)));
         if (status == WEFT_SUCCESS)
             return;
+        if (status == WEFT_ERR_AGAIN && ep->peer_rank < job_size_ && f.payload.size() <= sizeof(DeferredRdma::rkey)) {
+            // The module's queues are full: the write starts from progress() later.
+            auto &slot = peers_[ep->peer_rank];
+            if (!slot)
+                slot = std::make_unique<PeerState>();
+            PeerState &ps = *slot;
+            DeferredRdma d;
+            d.is_put = true;
+            d.ep = ep;
+            d.handle = op->handle;
+            d.from = q.offset;
+            d.len = q.length;
+            d.addr = q.addr;
+            d.token = q.token;
+            d.rkey_len = f.payload.size();
+            std::memcpy(d.rkey.data(), f.payload.data(), d.rkey_len);
+            ps.rdma_retry.push_back(d);
+            mark_busy(ps);
+            return;
+        }
     }
     send_put_done(ep->peer_rank, q.token, status);   // the target then reads that part itself
 }

@@ -200,6 +200,19 @@ struct Portal {
     Unexpected *uq_head = nullptr, *uq_tail = nullptr;
 };
 
+// An RDMA read or write the module could not start yet (WEFT_ERR_AGAIN: its
+// queues are full); retried from the engine's progress, in order.
+struct DeferredRdma {
+    bool is_put = false;
+    uint64_t handle = 0;                   // get: the Incoming's; put: the Op's
+    size_t from = 0, len = 0;              // get: part of the receive; put: offset into the op's data
+    uint64_t addr = 0;                     // put: where at the target
+    uint64_t token = 0;                    // put: the target's receive, for PutDone
+    weft_btl_endpoint_t *ep = nullptr;     // put: the endpoint the PutReq came on
+    std::array<uint8_t, 64> rkey{};        // put: the target's key
+    size_t rkey_len = 0;
+};
+
 struct PeerState {
     rt::Peer *peer = nullptr;              // the runtime's (stable) peer, once resolved
     weft_btl_endpoint_t *ep = nullptr;     // primary endpoint once connected
@@ -209,6 +222,7 @@ struct PeerState {
     size_t consumed_unreported = 0;        // received and matched, not yet credited
     Op *queue_head = nullptr, *queue_tail = nullptr;   // ops waiting for the connection
     std::deque<std::vector<std::byte>> control;        // control frames that got AGAIN
+    std::deque<DeferredRdma> rdma_retry;                // RDMA operations that got AGAIN
     bool busy = false;                     // in the engine's busy list
     bool failed = false;
     std::string failure;
@@ -312,6 +326,8 @@ private:
     // Rendezvous by RDMA: the target's get of [from, from + len) of the
     // initiator's data (a btl status: it may not start).
     int start_part_get(Incoming *in, size_t from, size_t len);
+    // One deferred RDMA operation again: WEFT_ERR_AGAIN keeps it queued.
+    int retry_rdma(PeerState &ps, const DeferredRdma &d);
     Status split_rendezvous(Incoming *in, uint64_t handle);
     void part_done(Incoming *in, int status);
     // Rendezvous Data frames (placement.cc): unordered sends, direct placement.
