@@ -12,6 +12,38 @@
 
 namespace weft::openib {
 
+// Receive buffers go back to the QP in batches (one ibv_post_recv and one
+// lock of the provider's queue per batch), and are credited to the peer as
+// they go back. A batch is at most a quarter of the depth, so a sender out
+// of credits always finds the receiver owing half its depth (see
+// maybe_return_credits).
+int Module::repost(Endpoint &ep)
+{
+    const unsigned n = ep.unposted;
+    if (n == 0 || !ep.qp)
+        return 0;
+    ibv_sge sge[Endpoint::kRepostBatch];
+    ibv_recv_wr wr[Endpoint::kRepostBatch];
+    for (unsigned i = 0; i < n; ++i) {
+        const unsigned slot = ep.unposted_slot[i];
+        sge[i].addr = reinterpret_cast<uintptr_t>(ep.rbufs.get() + size_t{slot} * config_.buf_size);
+        sge[i].length = static_cast<uint32_t>(config_.buf_size);
+        sge[i].lkey = ep.rreg->mr->lkey;
+        wr[i].wr_id = wr_id(Wr::recv, ep.id, slot);
+        wr[i].sg_list = &sge[i];
+        wr[i].num_sge = 1;
+        wr[i].next = i + 1 < n ? &wr[i + 1] : nullptr;
+    }
+    ibv_recv_wr *bad = nullptr;
+    if (int rc = ibv_post_recv(ep.qp.get(), wr, &bad); rc != 0)
+        return rc;
+    ep.unposted = 0;
+    ep.owed_data += ep.unposted_data;
+    ep.owed_control += ep.unposted_control;
+    ep.unposted_data = ep.unposted_control = 0;
+    return 0;
+}
+
 int Module::post_recv(Endpoint &ep, unsigned slot)
 {
     ibv_sge sge{};
@@ -31,6 +63,8 @@ int Module::post_recv(Endpoint &ep, unsigned slot)
 int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,
                        size_t total)
 {
+    if (ep.unposted)
+        repost(ep);                    // their credits go with this frame
     Imm imm;
     imm.am_id = am_id;
     imm.kind = kind;
@@ -201,6 +235,8 @@ void Module::flush_pending(Endpoint &ep)
 // once it owes half its depth (the sender may be waiting for them).
 void Module::maybe_return_credits(Endpoint &ep)
 {
+    if (ep.unposted && ep.owed_data + ep.unposted_data >= std::max(1u, config_.recv_depth / 2))
+        repost(ep);
     if (ep.phase != EpPhase::connected || ep.owed_data < std::max(1u, config_.recv_depth / 2) ||
         ep.control_credits == 0 || ep.sq_free == 0)
         return;
@@ -355,7 +391,7 @@ void Module::on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot)
             return;
         }
         ep.joined.insert(ep.joined.end(), data, data + wc.byte_len);
-        ++ep.owed_data;
+        ++ep.unposted_data;
         break;
     case FrameKind::data:
         if (!ep.joined.empty()) {
@@ -366,12 +402,13 @@ void Module::on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot)
         } else if (!ep.user_closed && c_.upcalls.recv) {
             c_.upcalls.recv(c_.upcalls.ctx, &ep.c, imm.am_id, data, wc.byte_len);
         }
-        ++ep.owed_data;
+        ++ep.unposted_data;
         break;
     case FrameKind::credit:
-        ++ep.owed_control;
+        ++ep.unposted_control;
         break;
     case FrameKind::close:
+        // Its buffer is the close frame's own (kCloseRecvs): no credit back.
         ep.peer_closed = true;
         ep.pending.clear();
         if (!ep.user_closed) {
@@ -380,15 +417,19 @@ void Module::on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot)
         }
         break;
     }
-    if (ep.owed_data >= std::max(1u, config_.recv_depth / 2))
-        want_attention(ep);
     if (ep.phase == EpPhase::gone || !ep.qp)
         return;
-    if (int rc = post_recv(ep, slot); rc != 0) {
-        fail(ep, WEFT_ERR_IO, "ibv_post_recv failed: " + std::string(std::strerror(rc)));
-        return;
+    ep.unposted_slot[ep.unposted++] = static_cast<uint16_t>(slot);
+    if (ep.unposted >= ep.repost_batch || imm.kind != FrameKind::data) {
+        if (int rc = repost(ep); rc != 0) {
+            fail(ep, WEFT_ERR_IO, "ibv_post_recv failed: " + std::string(std::strerror(rc)));
+            return;
+        }
     }
-    maybe_closed(ep);
+    if (ep.owed_data + ep.unposted_data >= std::max(1u, config_.recv_depth / 2))
+        want_attention(ep);
+    if (imm.kind == FrameKind::close)
+        maybe_closed(ep);
 }
 
 bool Module::on_completion(const ibv_wc &wc)
@@ -467,7 +508,7 @@ bool Module::handle(const ibv_wc *wcs, int n, int *handled)
 bool Module::needs_attention(const Endpoint &ep) const
 {
     return !ep.pending.empty() || (ep.user_closed && !ep.close_posted) ||
-           ep.owed_data >= std::max(1u, config_.recv_depth / 2);
+           ep.owed_data + ep.unposted_data >= std::max(1u, config_.recv_depth / 2);
 }
 
 void Module::want_attention(Endpoint &ep)

@@ -302,6 +302,7 @@ int Module::prepare_qp(Endpoint &ep, QpAddress *local, std::string *why)
 {
     ep.qp.reset();
     ep.qp_ready = false;
+    ep.unposted = ep.unposted_data = ep.unposted_control = 0;
     const ibv_device_attr &da = port_.device->attr();
     ibv_qp_init_attr ia{};
     ia.send_cq = cq_;
@@ -341,6 +342,7 @@ int Module::prepare_qp(Endpoint &ep, QpAddress *local, std::string *why)
     // Receive buffers, registered once per endpoint.
     if (!ep.rbufs) {
         ep.nrecv = config_.recv_depth + kControlRecvs + kCloseRecvs;
+        ep.repost_batch = std::clamp(config_.recv_depth / 4, 1u, Endpoint::kRepostBatch);
         ep.rbufs = std::make_unique_for_overwrite<std::byte[]>(size_t{ep.nrecv} * config_.buf_size);
         ep.rreg = rcache_->acquire(ep.rbufs.get(), size_t{ep.nrecv} * config_.buf_size, why);
         if (!ep.rreg)

@@ -83,6 +83,12 @@ struct Endpoint {
     RegCache::Region *rreg = nullptr;
     unsigned nrecv = 0;
 
+    // Receive buffers consumed but not yet back on the QP (see repost()).
+    static constexpr unsigned kRepostBatch = 16;
+    uint16_t unposted_slot[kRepostBatch] = {};
+    unsigned unposted = 0, repost_batch = 1;
+    uint32_t unposted_data = 0, unposted_control = 0;
+
     uint32_t send_credits = 0, control_credits = 0;
     uint32_t peer_depth = 0;           // the data receive buffers the peer posted (its recv_depth)
     uint32_t owed_data = 0, owed_control = 0;
@@ -176,6 +182,7 @@ private:
     Endpoint *find_ep(uint32_t id);
     Endpoint *find_rank(uint32_t rank);
     int post_recv(Endpoint &ep, unsigned slot);
+    int repost(Endpoint &ep);
     int post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,
                    size_t total);
     void flush_pending(Endpoint &ep);
