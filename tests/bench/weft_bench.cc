@@ -185,8 +185,11 @@ double raw_latency(size_t n, int me)
         return -1;
     static bool registered = false;
     if (!registered) {
+        // Both ranks register before either sends: a frame that comes
+        // before its handler is dropped, and the ping-pong would wait forever.
         rt->set_handler(kAmRaw, raw_handler, nullptr);
         registered = true;
+        check(weft_barrier(), "barrier");
     }
     Buffer buf(n);
     const bool inline_ok = m->ops->sendi && (m->caps.flags & WEFT_BTL_FLAG_INLINE) && n <= m->caps.inline_max;
@@ -260,6 +263,7 @@ double raw_bandwidth(size_t n, int me)
         rt->set_handler(kAmRawAck, raw_ack_handler, nullptr);
         rt->set_handler(kAmRawFrag, raw_frag_handler, nullptr);
         registered = true;
+        check(weft_barrier(), "barrier");   // as in raw_latency: handlers before frames
     }
     auto am = [&](uint8_t id, const void *p, size_t len) {
         int rc;
