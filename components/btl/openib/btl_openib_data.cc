@@ -63,8 +63,11 @@ int Module::post_recv(Endpoint &ep, unsigned slot)
 int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,
                        size_t total)
 {
-    if (ep.unposted)
-        repost(ep);                    // their credits go with this frame
+    if (ep.unposted)                   // their credits go with this frame
+        if (int rc = repost(ep); rc != 0) {
+            fail(ep, WEFT_ERR_IO, "ibv_post_recv failed: " + std::string(std::strerror(rc)));
+            return WEFT_ERR_IO;
+        }
     Imm imm;
     imm.am_id = am_id;
     imm.kind = kind;
@@ -78,7 +81,7 @@ int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct
     wr.sg_list = sge;
     uint32_t slot = 0;
     uint32_t sbuf = UINT32_MAX;
-    if (total == 0 || (total <= ep.inline_max && iovcnt <= 4)) {
+    if (total == 0 || (total <= ep.inline_max && iovcnt <= static_cast<int>(ep.max_sge))) {
         // Inline: the device copies the bytes at post time, no buffer needed.
         int n = 0;
         for (int i = 0; i < iovcnt; ++i) {

@@ -327,6 +327,7 @@ int Module::prepare_qp(Endpoint &ep, QpAddress *local, std::string *why)
     }
     ep.qp.reset(qp);
     ep.inline_max = ia.cap.max_inline_data;
+    ep.max_sge = std::clamp(ia.cap.max_send_sge, 1u, 4u);
     ep.sq_free = ia.cap.max_send_wr;
     ep.unsignaled = 0;
     ep.signal_every = std::clamp(ia.cap.max_send_wr / 4, 1u, 32u);

@@ -77,6 +77,7 @@ struct Endpoint {
     QpAddress local;
     bool qp_ready = false;
     unsigned inline_max = 0;           // what the QP granted
+    unsigned max_sge = 1;              // gather entries per send the QP granted (at most 4)
 
     // Receive buffers of this peer.
     std::unique_ptr<std::byte[]> rbufs;
