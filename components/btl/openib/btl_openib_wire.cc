@@ -40,7 +40,8 @@ public:
     {
         if (b_.size() - at_ < n)
             return false;
-        std::memcpy(dst, b_.data() + at_, n);
+        if (n)                         // an empty section has no buffer (dst may be null)
+            std::memcpy(dst, b_.data() + at_, n);
         at_ += n;
         return true;
     }
