@@ -60,8 +60,9 @@ const weft::cutil::ParamSpec kParams[] = {
      "them)."},
     {"eager_limit", WEFT_PARAM_SIZE, "12k", WEFT_LEVEL_TUNER_BASIC,
      "Largest message sent eagerly; larger ones use RDMA read/write (rendezvous)."},
-    {"frame_size", WEFT_PARAM_SIZE, "64k", WEFT_LEVEL_TUNER_DETAIL,
-     "Size of each registered send and receive buffer: a longer message travels as several frames."},
+    {"frame_size", WEFT_PARAM_SIZE, "16k", WEFT_LEVEL_TUNER_DETAIL,
+     "Size of each registered send and receive buffer: a longer message travels as several frames. Each peer "
+     "costs (recv_depth + 3) of them in registered memory (about 1 MiB by default)."},
     {"max_send", WEFT_PARAM_SIZE, "64m", WEFT_LEVEL_TUNER_DETAIL,
      "Largest single message the transport accepts (the runtime sends larger ones by RDMA)."},
     {"recv_depth", WEFT_PARAM_INT, "64", WEFT_LEVEL_TUNER_DETAIL,

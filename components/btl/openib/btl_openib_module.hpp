@@ -39,7 +39,7 @@ namespace weft::openib {
 struct OpenibConfig {
     int priority = 50;
     size_t eager_limit = 12 * 1024;
-    size_t buf_size = 64 * 1024;       // receive and send buffer size (btl_openib_frame_size)
+    size_t buf_size = 16 * 1024;       // receive and send buffer size (btl_openib_frame_size)
     size_t max_send = size_t{64} << 20; // largest send(): longer than a buffer goes in several frames
     unsigned recv_depth = 64;          // data receive buffers per peer (its credits)
     unsigned send_bufs = 256;          // registered send buffers of the module
