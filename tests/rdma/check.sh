@@ -35,17 +35,31 @@ fi
 
 # 2. Real jobs under weftrun over openib alone, one per cpc: ping-pong
 #    (eager and rendezvous sizes) and the engine's checked stress stream.
+# A known open bug: over rdmacm, about one job start in ten fails when both
+# ranks connect at once (rank 0's request is rejected with
+# IB_CM_REJ_INVALID_SERVICE_ID, status 8; see the openib issue's notes). A
+# job that fails that way is run once more and reported as FLAKY, so the
+# bug stays visible without hiding any other failure.
+known_rdmacm_race() { grep -q "rdmacm: the peer rejected the connection (status 8)" "$1"; }
+run_job() {   # run_job CPC OUT TIMEOUT ARGS...: 0 if the job ran
+    local cpc=$1 out=$2 limit=$3; shift 3
+    timeout -k 5 "$limit" ./weftrun -np 2 --mca btl self,openib --mca btl_openib_cpc "$cpc" "$@" > "$out" 2>&1 && return 0
+    if [ "$cpc" = rdmacm ] && known_rdmacm_race "$out"; then
+        echo "FLAKY: over openib/rdmacm the known simultaneous-connect rejection (status 8); running the job once more"
+        timeout -k 5 "$limit" ./weftrun -np 2 --mca btl self,openib --mca btl_openib_cpc "$cpc" "$@" > "$out" 2>&1
+        return $?
+    fi
+    return 1
+}
 for cpc in udcm rdmacm; do
     out=rdma-job-$cpc.log
-    if timeout -k 5 300 ./weftrun -np 2 --mca btl self,openib --mca btl_openib_cpc "$cpc" \
-            tests/bench/weft_bench lat 8,4096,65536,1048576 > "$out" 2>&1 &&
+    if run_job "$cpc" "$out" 300 tests/bench/weft_bench lat 8,4096,65536,1048576 &&
        [ "$(grep -c '^lat ' "$out")" = 4 ]; then
         pass "ping-pong over openib/$cpc: $(grep '^lat 8 ' "$out")"
     else
         fail "ping-pong over openib/$cpc:"; tail -5 "$out"
     fi
-    if timeout -k 5 600 ./weftrun -np 2 --mca btl self,openib --mca btl_openib_cpc "$cpc" \
-            tests/runtime/weft_stress 20000 any > "$out" 2>&1 &&
+    if run_job "$cpc" "$out" 600 tests/runtime/weft_stress 20000 any &&
        [ "$(grep -c 'stress: rank [01] ok 10000 messages received, 10000 sent' "$out")" = 2 ]; then
         pass "stress (20000 checked messages, eager and RDMA rendezvous) over openib/$cpc"
     else

@@ -132,6 +132,7 @@ std::string Module::open()
         return "epoll_ctl failed: " + std::string(std::strerror(errno));
 
     // The cpcs this port runs: btl_openib_cpc's order, each asked by query.
+    std::string refused;               // why each cpc did not run, for the error if none does
     for (const std::string &name : config_.cpc_order) {
         const CpcComponent *cpc = nullptr;
         for (const CpcComponent *c : all_cpcs())
@@ -141,6 +142,7 @@ std::string Module::open()
             continue;                  // the component checked the names
         std::string no;
         if (cpc->query(host_, port_.info, &no) != 1) {
+            refused += std::string(refused.empty() ? "" : "; ") + cpc->name + ": " + no;
             if (host_->log_enabled(owner(), WEFT_LOG_DEBUG))
                 host_->log(owner(), WEFT_LOG_DEBUG, "%s: cpc %s not used: %s", port_.info.name.c_str(),
                            cpc->name, no.c_str());
@@ -148,7 +150,10 @@ std::string Module::open()
         }
         std::unique_ptr<CpcModule> m;
         if (int rc = cpc->init(*this, &m, &no); rc != WEFT_SUCCESS || !m) {
-            host_->log(owner(), WEFT_LOG_WARN, "%s: cpc %s could not start: %s", port_.info.name.c_str(), cpc->name,
+            refused += std::string(refused.empty() ? "" : "; ") + cpc->name + ": " + no;
+            // Quiet: another cpc usually carries the port (a machine without
+            // rdma_cm still has udcm); open() fails loudly only if none can.
+            host_->log(owner(), WEFT_LOG_DEBUG, "%s: cpc %s could not start: %s", port_.info.name.c_str(), cpc->name,
                        no.c_str());
             continue;
         }
@@ -161,8 +166,8 @@ std::string Module::open()
         cpcs_.push_back(std::move(m));
     }
     if (cpcs_.empty())
-        return "no connection method (cpc) can run on " + port_.info.name +
-               " (btl_openib_cpc lists which to try; weft_info --param btl openib shows why each was refused)";
+        return "no connection method (cpc) can run on " + port_.info.name + " (" + refused +
+               "; btl_openib_cpc lists which to try)";
     return "";
 }
 
