@@ -391,7 +391,7 @@ int Engine::progress()
         ps->busy = false;
         // Deferred RDMA carries its own endpoint: it needs no connection check.
         while (!ps->failed && !ps->rdma_retry.empty()) {
-            if (retry_rdma(*ps, ps->rdma_retry.front()) == WEFT_ERR_AGAIN)
+            if (retry_rdma(ps->rdma_retry.front()) == WEFT_ERR_AGAIN)
                 break;
             ps->rdma_retry.pop_front();
             ++events;
@@ -426,16 +426,22 @@ int Engine::progress()
     return events;
 }
 
-int Engine::retry_rdma(PeerState &ps, const DeferredRdma &d)
+void Engine::defer_rdma(uint32_t rank, const DeferredRdma &d)
+{
+    auto &slot = peers_[rank];
+    if (!slot)
+        slot = std::make_unique<PeerState>();
+    slot->rdma_retry.push_back(d);
+    mark_busy(*slot);
+}
+
+int Engine::retry_rdma(const DeferredRdma &d)
 {
     if (!d.is_put) {
         Incoming *in = incoming_.get(d.handle);
         if (!in || !in->ep)
             return WEFT_SUCCESS;           // the receive ended meanwhile
-        std::byte *dst = static_cast<std::byte *>(in->md->desc.start) + in->offset + d.from;
-        const int rc = in->ep->module->ops->get(in->ep, dst, d.len, in->peer_addr + d.from, in->peer_rkey.data(),
-                                                in->peer_rkey_len, on_rdma_done,
-                                                reinterpret_cast<void *>(static_cast<uintptr_t>(in->handle)));
+        const int rc = issue_part_get(in, d.from, d.len);
         if (rc != WEFT_SUCCESS && rc != WEFT_ERR_AGAIN)
             part_done(in, rc);
         return rc;
@@ -521,10 +527,6 @@ void Engine::handle_put_req(weft_btl_endpoint_t *ep, const wire::Frame &f)
             return;
         if (status == WEFT_ERR_AGAIN && ep->peer_rank < job_size_ && f.payload.size() <= sizeof(DeferredRdma::rkey)) {
             // The module's queues are full: the write starts from progress() later.
-            auto &slot = peers_[ep->peer_rank];
-            if (!slot)
-                slot = std::make_unique<PeerState>();
-            PeerState &ps = *slot;
             DeferredRdma d;
             d.is_put = true;
             d.ep = ep;
@@ -535,8 +537,7 @@ void Engine::handle_put_req(weft_btl_endpoint_t *ep, const wire::Frame &f)
             d.token = q.token;
             d.rkey_len = f.payload.size();
             std::memcpy(d.rkey.data(), f.payload.data(), d.rkey_len);
-            ps.rdma_retry.push_back(d);
-            mark_busy(ps);
+            defer_rdma(ep->peer_rank, d);
             return;
         }
     }

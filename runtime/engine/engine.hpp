@@ -326,8 +326,12 @@ private:
     // Rendezvous by RDMA: the target's get of [from, from + len) of the
     // initiator's data (a btl status: it may not start).
     int start_part_get(Incoming *in, size_t from, size_t len);
+    // The module's get alone (start_part_get defers it on WEFT_ERR_AGAIN).
+    int issue_part_get(Incoming *in, size_t from, size_t len);
+    // Queues d on rank's peer, to be retried from progress().
+    void defer_rdma(uint32_t rank, const DeferredRdma &d);
     // One deferred RDMA operation again: WEFT_ERR_AGAIN keeps it queued.
-    int retry_rdma(PeerState &ps, const DeferredRdma &d);
+    int retry_rdma(const DeferredRdma &d);
     Status split_rendezvous(Incoming *in, uint64_t handle);
     void part_done(Incoming *in, int status);
     // Rendezvous Data frames (placement.cc): unordered sends, direct placement.

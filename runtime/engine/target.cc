@@ -374,25 +374,24 @@ Status Engine::split_rendezvous(Incoming *in, uint64_t handle)
     return Status::success();
 }
 
-int Engine::start_part_get(Incoming *in, size_t from, size_t len)
+int Engine::issue_part_get(Incoming *in, size_t from, size_t len)
 {
     std::byte *dst = static_cast<std::byte *>(in->md->desc.start) + in->offset + from;
-    const int rc = in->ep->module->ops->get(in->ep, dst, len, in->peer_addr + from, in->peer_rkey.data(),
-                                            in->peer_rkey_len, on_rdma_done,
-                                            reinterpret_cast<void *>(static_cast<uintptr_t>(in->handle)));
+    return in->ep->module->ops->get(in->ep, dst, len, in->peer_addr + from, in->peer_rkey.data(), in->peer_rkey_len,
+                                    on_rdma_done, reinterpret_cast<void *>(static_cast<uintptr_t>(in->handle)));
+}
+
+int Engine::start_part_get(Incoming *in, size_t from, size_t len)
+{
+    const int rc = issue_part_get(in, from, len);
     if (rc != WEFT_ERR_AGAIN || in->source >= job_size_)
         return rc;
     // The module's queues are full: the read starts from progress() later.
-    auto &slot = peers_[in->source];
-    if (!slot)
-        slot = std::make_unique<PeerState>();
-    PeerState &ps = *slot;
     DeferredRdma d;
     d.handle = in->handle;
     d.from = from;
     d.len = len;
-    ps.rdma_retry.push_back(d);
-    mark_busy(ps);
+    defer_rdma(in->source, d);
     return WEFT_SUCCESS;
 }
 

@@ -44,20 +44,6 @@ int Module::repost(Endpoint &ep)
     return 0;
 }
 
-int Module::post_recv(Endpoint &ep, unsigned slot)
-{
-    ibv_sge sge{};
-    sge.addr = reinterpret_cast<uintptr_t>(ep.rbufs.get() + size_t{slot} * config_.buf_size);
-    sge.length = static_cast<uint32_t>(config_.buf_size);
-    sge.lkey = ep.rreg->mr->lkey;
-    ibv_recv_wr wr{};
-    wr.wr_id = wr_id(Wr::recv, ep.id, slot);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    ibv_recv_wr *bad = nullptr;
-    return ibv_post_recv(ep.qp.get(), &wr, &bad);
-}
-
 // Posts one frame with the credits owed to the peer. The caller checked
 // the credit (data frames) and a send-queue slot.
 int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,

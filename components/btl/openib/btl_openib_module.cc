@@ -141,8 +141,9 @@ std::string Module::open()
         if (!cpc)
             continue;                  // the component checked the names
         std::string no;
+        auto refuse = [&] { refused += std::string(refused.empty() ? "" : "; ") + cpc->name + ": " + no; };
         if (cpc->query(host_, port_.info, &no) != 1) {
-            refused += std::string(refused.empty() ? "" : "; ") + cpc->name + ": " + no;
+            refuse();
             if (host_->log_enabled(owner(), WEFT_LOG_DEBUG))
                 host_->log(owner(), WEFT_LOG_DEBUG, "%s: cpc %s not used: %s", port_.info.name.c_str(),
                            cpc->name, no.c_str());
@@ -150,7 +151,7 @@ std::string Module::open()
         }
         std::unique_ptr<CpcModule> m;
         if (int rc = cpc->init(*this, &m, &no); rc != WEFT_SUCCESS || !m) {
-            refused += std::string(refused.empty() ? "" : "; ") + cpc->name + ": " + no;
+            refuse();
             // Quiet: another cpc usually carries the port (a machine without
             // rdma_cm still has udcm); open() fails loudly only if none can.
             host_->log(owner(), WEFT_LOG_DEBUG, "%s: cpc %s could not start: %s", port_.info.name.c_str(), cpc->name,
@@ -413,11 +414,16 @@ int Module::ready_qp(Endpoint &ep, const QpAddress &remote, std::string *why)
 
 int Module::post_recvs(Endpoint &ep, std::string *why)
 {
-    for (unsigned i = 0; i < ep.nrecv; ++i)
-        if (int rc = post_recv(ep, i); rc != 0) {
-            *why = "ibv_post_recv failed: " + std::string(std::strerror(rc));
-            return WEFT_ERROR;
-        }
+    // In repost()'s batches; nothing is owed to the peer for these (its
+    // credits start at recv_depth).
+    for (unsigned i = 0; i < ep.nrecv; ++i) {
+        ep.unposted_slot[ep.unposted++] = static_cast<uint16_t>(i);
+        if (ep.unposted == Endpoint::kRepostBatch || i + 1 == ep.nrecv)
+            if (int rc = repost(ep); rc != 0) {
+                *why = "ibv_post_recv failed: " + std::string(std::strerror(rc));
+                return WEFT_ERROR;
+            }
+    }
     return WEFT_SUCCESS;
 }
 

@@ -182,7 +182,6 @@ private:
     Endpoint &new_endpoint(uint32_t rank, const std::string &host);
     Endpoint *find_ep(uint32_t id);
     Endpoint *find_rank(uint32_t rank);
-    int post_recv(Endpoint &ep, unsigned slot);
     int repost(Endpoint &ep);
     int post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,
                    size_t total);
