@@ -40,10 +40,13 @@ int finish(Engine *e, weft::engine::Request *r, weft_request_t *req, weft_msg_st
     if (status)
         *status = r->status;
     const int error = r->status.error;
+    const uint32_t peer = r->status.source;
+    const bool is_recv = r->is_recv;
     e->free_request(r);
     *req = WEFT_REQUEST_NULL;
     if (error != WEFT_SUCCESS && error != WEFT_ERR_TRUNCATED && error != WEFT_ERR_CANCELED)
-        weft::rt::api_fail(Status(error, std::string("request failed: ") + weft_status_string(error)));
+        weft::rt::api_fail(Status(error, std::string(is_recv ? "receive from" : "send to") + " rank " +
+                                             std::to_string(peer) + " failed: " + e->failure_of(peer, error)));
     return error;
 }
 
@@ -146,7 +149,7 @@ int weft_get(weft_md_t md, uint32_t target, unsigned portal, uint64_t match_bits
 int weft_isend(const void *buf, size_t len, uint32_t dest, int32_t tag, weft_request_t *req)
 {
     ENGINE_OR_RETURN("weft_isend");
-    return result(e->isend(buf, len, dest, tag, weft::engine::kTaggedContextUser, req));
+    return result(e->isend(buf, len, dest, tag, weft::engine::kTaggedContextUser, 0, req));
 }
 
 int weft_irecv(void *buf, size_t len, uint32_t source, int32_t tag, weft_request_t *req)
@@ -167,6 +170,59 @@ int weft_recv(void *buf, size_t len, uint32_t source, int32_t tag, weft_msg_stat
     if (int rc = weft_irecv(buf, len, source, tag, &req); rc != WEFT_SUCCESS)
         return rc;
     return weft_wait(&req, status);
+}
+
+namespace {
+
+// Contexts 1 .. WEFT_CONTEXT_FIRST_FREE-1 are the engine's own.
+bool bad_context(const char *fn, uint32_t context, int *rc)
+{
+    if (context == WEFT_CONTEXT_DEFAULT || context >= WEFT_CONTEXT_FIRST_FREE)
+        return false;
+    *rc = weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, std::string(fn) + ": context " + std::to_string(context) +
+                                                            " is reserved (use 0 or a context >= " +
+                                                            std::to_string(WEFT_CONTEXT_FIRST_FREE) + ")"));
+    return true;
+}
+
+} // namespace
+
+int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, unsigned flags,
+                   weft_request_t *req)
+{
+    ENGINE_OR_RETURN("weft_isend_ctx");
+    if (bad_context("weft_isend_ctx", context, &rc_))
+        return rc_;
+    if (flags & ~WEFT_SEND_SYNC)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_isend_ctx: unknown flags " + std::to_string(flags)));
+    return result(e->isend(buf, len, dest, tag, context, flags, req));
+}
+
+int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
+{
+    ENGINE_OR_RETURN("weft_send_ctx");
+    if (bad_context("weft_send_ctx", context, &rc_))
+        return rc_;
+    return result(e->send(buf, len, dest, tag, context));
+}
+
+int weft_irecv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *req)
+{
+    ENGINE_OR_RETURN("weft_irecv_ctx");
+    if (bad_context("weft_irecv_ctx", context, &rc_))
+        return rc_;
+    return result(e->irecv(buf, len, source, tag, context, req));
+}
+
+int weft_iprobe_ctx(uint32_t source, int32_t tag, uint32_t context, int *flag, weft_msg_status_t *status)
+{
+    ENGINE_OR_RETURN("weft_iprobe_ctx");
+    if (bad_context("weft_iprobe_ctx", context, &rc_))
+        return rc_;
+    if (!flag)
+        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_iprobe_ctx: flag is NULL"));
+    Runtime::current()->progress().progress();
+    return result(e->iprobe(source, tag, context, flag, status));
 }
 
 int weft_wait(weft_request_t *req, weft_msg_status_t *status)

@@ -202,7 +202,9 @@ bool Engine::start_op(PeerState &ps, Op *op)
 
 bool Engine::start_put(PeerState &ps, Op *op)
 {
-    const bool eager = op->length <= ps.eager_limit && ps.eager_outstanding + op->length <= eager_window_;
+    // A synchronous send goes by rendezvous: its Fin says the receiver matched it.
+    const bool eager = !op->sync && op->length <= ps.eager_limit &&
+                       ps.eager_outstanding + op->length <= eager_window_;
     const std::span<const std::byte> data(op->data, op->length);
     int rc;
     if (eager && !op->ack && op->offset == 0 && op->hdr_data == 0) {
@@ -462,6 +464,13 @@ int Engine::retry_rdma(const DeferredRdma &d)
 void Engine::on_peer_failed(void *ctx, uint32_t rank, const std::string &why)
 {
     static_cast<Engine *>(ctx)->fail_peer_ops(rank, why);
+}
+
+std::string Engine::failure_of(uint32_t rank, int error) const
+{
+    if (error == WEFT_ERR_UNREACHABLE && rank < peers_.size() && peers_[rank] && peers_[rank]->failed)
+        return peers_[rank]->failure;
+    return weft_status_string(error);
 }
 
 void Engine::fail_peer_ops(uint32_t rank, const std::string &why)

@@ -42,6 +42,7 @@ namespace weft::engine {
 
 inline constexpr uint32_t kTaggedContextUser = 0;     // weft_send/weft_recv
 inline constexpr uint32_t kTaggedContextBarrier = 1;  // weft_barrier
+static_assert(WEFT_CONTEXT_FIRST_FREE > kTaggedContextBarrier);
 inline constexpr size_t kInlineUnexpected = 256;      // unexpected data kept without heap
 
 struct Md;
@@ -114,6 +115,7 @@ struct Op {
     std::byte *sink = nullptr;             // Get destination
     size_t length = 0;
     bool ack = false;
+    bool sync = false;                     // TaggedSend: rendezvous, so it completes once matched
     bool rendezvous = false;
     size_t sent = 0;                       // Cts mode: bytes sent so far
     uint64_t token = 0;                    // Cts mode: the target's receive; Reply: the get's op
@@ -262,7 +264,7 @@ public:
     Status get(weft_md_t md, uint32_t target, unsigned portal, uint64_t bits, size_t offset);
 
     // Tagged messages.
-    Status isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context,
+    Status isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, unsigned flags,
                  weft_request_t *req);
     Status irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
                  weft_request_t *req);
@@ -281,6 +283,10 @@ public:
     bool idle() const { return busy_.empty(); }
     size_t dropped() const { return dropped_; }
     size_t rejected() const { return rejected_; }
+    // Why operations with `rank` failed with `error`: the transport's
+    // account of the peer's failure (which module, host and cause) when
+    // there is one, else the status's name.
+    std::string failure_of(uint32_t rank, int error) const;
 
 private:
     friend struct EngineAccess;

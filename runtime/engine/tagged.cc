@@ -86,7 +86,7 @@ Status Engine::iprobe(uint32_t source, int32_t tag, uint32_t context, int *flag,
 }
 
 Status Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context,
-                     weft_request_t *out)
+                     unsigned flags, weft_request_t *out)
 {
     if (!out)
         return bad("weft_isend: req is NULL");
@@ -103,8 +103,9 @@ Status Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, ui
     r->status.source = dest;
     r->status.tag = tag;
     *out = reinterpret_cast<weft_request_t>(rh);
+    const bool sync = flags & WEFT_SEND_SYNC;
     // Fast path: an eager message that goes out now needs no operation.
-    if (int rc = try_eager(*ps, tag_bits(context, tag), buf, len); rc != WEFT_ERR_AGAIN) {
+    if (int rc = sync ? WEFT_ERR_AGAIN : try_eager(*ps, tag_bits(context, tag), buf, len); rc != WEFT_ERR_AGAIN) {
         r->done = true;
         r->status.error = rc;
         r->status.count = rc == WEFT_SUCCESS ? len : 0;
@@ -119,6 +120,7 @@ Status Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, ui
     op->match_bits = tag_bits(context, tag);
     op->data = static_cast<const std::byte *>(buf);
     op->length = len;
+    op->sync = sync;
     if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
         enqueue(*ps, op);
     return Status::success();
@@ -153,7 +155,7 @@ Status Engine::send(const void *buf, size_t len, uint32_t dest, int32_t tag, uin
             return Status(rc, "weft_send to rank " + std::to_string(dest) + ": " + weft_status_string(rc));
     }
     weft_request_t req;
-    if (Status st = isend(buf, len, dest, tag, context, &req); !st.ok())
+    if (Status st = isend(buf, len, dest, tag, context, 0, &req); !st.ok())
         return st;
     Request *r = request(req);
     if (!r->done)
@@ -161,9 +163,7 @@ Status Engine::send(const void *buf, size_t len, uint32_t dest, int32_t tag, uin
     const int error = r->status.error;
     free_request(r);
     if (error != WEFT_SUCCESS)
-        return Status(error, "weft_send to rank " + std::to_string(dest) + ": " +
-                                 (peers_[dest] && peers_[dest]->failed ? peers_[dest]->failure
-                                                                       : weft_status_string(error)));
+        return Status(error, "weft_send to rank " + std::to_string(dest) + ": " + failure_of(dest, error));
     return Status::success();
 }
 
@@ -306,8 +306,7 @@ Status Engine::barrier()
         free_request(r);
         if (error != WEFT_SUCCESS)
             return Status(error, "weft_barrier: waiting for rank " + std::to_string(from) + ": " +
-                                     (peers_[from] && peers_[from]->failed ? peers_[from]->failure
-                                                                           : weft_status_string(error)));
+                                     failure_of(from, error));
     }
     return Status::success();
 }

@@ -236,6 +236,22 @@ int weft_request_free(weft_request_t *req);
 int weft_iprobe(uint32_t source, int32_t tag, int *flag, weft_msg_status_t *status);
 int weft_probe(uint32_t source, int32_t tag, weft_msg_status_t *status);
 
+/* Contexts: tagged messages sent in one context only match receives and
+ * probes of the same context, so libraries on top of weft keep their
+ * traffic apart (the MPI layer gives each communicator two). The calls
+ * above use WEFT_CONTEXT_DEFAULT; 1 .. WEFT_CONTEXT_FIRST_FREE-1 are the
+ * engine's own and refused. Completion as above (weft_wait, weft_test...). */
+#define WEFT_CONTEXT_DEFAULT 0u
+#define WEFT_CONTEXT_FIRST_FREE 16u
+/* weft_isend_ctx flag: the send completes only once the receiver has
+ * matched the message (MPI_Ssend), whatever its size. */
+#define WEFT_SEND_SYNC 0x1u
+int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, unsigned flags,
+                   weft_request_t *req);
+int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);
+int weft_irecv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *req);
+int weft_iprobe_ctx(uint32_t source, int32_t tag, uint32_t context, int *flag, weft_msg_status_t *status);
+
 /* Ends the whole job with status: the launcher kills every rank and exits
  * with it. Does not return. */
 void weft_abort(int status, const char *message);

@@ -35,21 +35,9 @@ fi
 
 # 2. Real jobs under weftrun over openib alone, one per cpc: ping-pong
 #    (eager and rendezvous sizes) and the engine's checked stress stream.
-# A known open bug: over rdmacm, about one job start in ten fails when both
-# ranks connect at once (rank 0's request is rejected with
-# IB_CM_REJ_INVALID_SERVICE_ID, status 8; see the openib issue's notes). A
-# job that fails that way is run once more and reported as FLAKY, so the
-# bug stays visible without hiding any other failure.
-known_rdmacm_race() { grep -q "rdmacm: the peer rejected the connection (status 8)" "$1"; }
 run_job() {   # run_job CPC OUT TIMEOUT ARGS...: 0 if the job ran
     local cpc=$1 out=$2 limit=$3; shift 3
-    timeout -k 5 "$limit" ./weftrun -np 2 --mca btl self,openib --mca btl_openib_cpc "$cpc" "$@" > "$out" 2>&1 && return 0
-    if [ "$cpc" = rdmacm ] && known_rdmacm_race "$out"; then
-        echo "FLAKY: over openib/rdmacm the known simultaneous-connect rejection (status 8); running the job once more"
-        timeout -k 5 "$limit" ./weftrun -np 2 --mca btl self,openib --mca btl_openib_cpc "$cpc" "$@" > "$out" 2>&1
-        return $?
-    fi
-    return 1
+    timeout -k 5 "$limit" ./weftrun -np 2 --mca btl self,openib --mca btl_openib_cpc "$cpc" "$@" > "$out" 2>&1
 }
 for cpc in udcm rdmacm; do
     out=rdma-job-$cpc.log
@@ -67,14 +55,18 @@ for cpc in udcm rdmacm; do
     fi
 done
 
-# 3. Four ranks, every pair connected by udcm at once (simultaneous connects).
-out=rdma-np4.log
-if timeout -k 5 600 ./weftrun -np 4 --oversubscribe --mca btl self,openib tests/runtime/weft_stress 20000 any \
-        > "$out" 2>&1 && [ "$(grep -c 'stress: rank [0-3] ok' "$out")" = 4 ]; then
-    pass "stress with 4 ranks over openib"
-else
-    fail "stress with 4 ranks over openib:"; tail -5 "$out"
-fi
+# 3. Four ranks, every pair connecting at once (simultaneous connects: each
+#    pair's two requests cross), over each cpc.
+for cpc in udcm rdmacm; do
+    out=rdma-np4-$cpc.log
+    if timeout -k 5 600 ./weftrun -np 4 --oversubscribe --mca btl self,openib --mca btl_openib_cpc "$cpc" \
+            tests/runtime/weft_stress 20000 any > "$out" 2>&1 &&
+       [ "$(grep -c 'stress: rank [0-3] ok' "$out")" = 4 ]; then
+        pass "stress with 4 ranks over openib/$cpc"
+    else
+        fail "stress with 4 ranks over openib/$cpc:"; tail -5 "$out"
+    fi
+done
 
 if [ $failures -gt 0 ]; then
     echo "check-rdma: $failures check(s) failed"

@@ -71,6 +71,52 @@ TEST_F(Engine, TaggedSendRecvSmallAndLarge)
     }
 }
 
+TEST_F(Engine, ContextsKeepTrafficApartAndSyncSendsWaitForTheMatch)
+{
+    const uint32_t a = WEFT_CONTEXT_FIRST_FREE, b = WEFT_CONTEXT_FIRST_FREE + 2;
+    int x = 1, y = 2, got = 0;
+    ASSERT_EQ(weft_send_ctx(&x, sizeof x, 0, 3, a), WEFT_SUCCESS) << weft_error_message();
+    ASSERT_EQ(weft_send_ctx(&y, sizeof y, 0, 3, b), WEFT_SUCCESS) << weft_error_message();
+    // Neither the default context nor another one sees them.
+    int flag = 1;
+    ASSERT_EQ(weft_iprobe(WEFT_ANY_SOURCE, WEFT_ANY_TAG, &flag, nullptr), WEFT_SUCCESS);
+    EXPECT_EQ(flag, 0);
+    ASSERT_EQ(weft_iprobe_ctx(WEFT_ANY_SOURCE, WEFT_ANY_TAG, b + 1, &flag, nullptr), WEFT_SUCCESS);
+    EXPECT_EQ(flag, 0);
+    weft_msg_status_t st;
+    weft_request_t r;
+    ASSERT_EQ(weft_irecv_ctx(&got, sizeof got, 0, 3, b, &r), WEFT_SUCCESS);
+    ASSERT_EQ(weft_wait(&r, &st), WEFT_SUCCESS);
+    EXPECT_EQ(got, 2);
+    ASSERT_EQ(weft_irecv_ctx(&got, sizeof got, WEFT_ANY_SOURCE, WEFT_ANY_TAG, a, &r), WEFT_SUCCESS);
+    ASSERT_EQ(weft_wait(&r, &st), WEFT_SUCCESS);
+    EXPECT_EQ(got, 1);
+    EXPECT_EQ(st.tag, 3);
+
+    // A synchronous send, even of 0 or 8 bytes, is not complete before a
+    // receive matched it.
+    for (size_t n : {size_t{0}, size_t{8}, size_t{100000}}) {
+        auto out = pattern(n, 3);
+        std::vector<unsigned char> in(n);
+        weft_request_t s;
+        ASSERT_EQ(weft_isend_ctx(out.data(), n, 0, 9, a, WEFT_SEND_SYNC, &s), WEFT_SUCCESS) << weft_error_message();
+        int done = 1;
+        for (int i = 0; i < 100; ++i) {
+            ASSERT_EQ(weft_test(&s, &done, nullptr), WEFT_SUCCESS);
+            ASSERT_EQ(done, 0) << n;
+        }
+        ASSERT_EQ(weft_irecv_ctx(in.data(), n, 0, 9, a, &r), WEFT_SUCCESS);
+        ASSERT_EQ(weft_wait(&s, nullptr), WEFT_SUCCESS) << n;
+        ASSERT_EQ(weft_wait(&r, &st), WEFT_SUCCESS) << n;
+        EXPECT_EQ(st.count, n);
+        EXPECT_EQ(in, out);
+    }
+    // The engine's own contexts are refused, with the range in the message.
+    EXPECT_EQ(weft_send_ctx(&x, sizeof x, 0, 3, 1), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("reserved"), std::string::npos);
+    EXPECT_EQ(weft_isend_ctx(&x, sizeof x, 0, 3, a, 0x80, &r), WEFT_ERR_BAD_PARAM);
+}
+
 TEST_F(Engine, UnexpectedMessagesMatchInOrderWithWildcards)
 {
     // Sent before any receive is posted: they wait in the unexpected queue.

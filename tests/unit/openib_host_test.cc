@@ -95,6 +95,28 @@ TEST(OpenibRdmacmPrivate, RoundTripsEveryKind)
     EXPECT_TRUE(same_private(edge, out));
 }
 
+TEST(OpenibRdmacmPrivate, ARefusalWithoutQueuePairDecodes)
+{
+    // The lower rank refuses a crossing request with kLowerRankWins and an
+    // empty QpAddress (mtu 0). Refusing to decode it made the higher rank
+    // fail the connection instead of waiting for the lower rank's request
+    // (a third of simultaneous connects over rdmacm on Soft-RoCE).
+    RdmacmPrivate refusal_data = sample_private();
+    refusal_data.kind = RdmacmPrivate::kLowerRankWins;
+    refusal_data.qp = QpAddress{};
+    const std::vector<uint8_t> bytes = encoded(refusal_data);
+    RdmacmPrivate out;
+    std::string why;
+    ASSERT_TRUE(decode_private(bytes.data(), bytes.size(), &out, &why)) << why;
+    EXPECT_EQ(out.kind, RdmacmPrivate::kLowerRankWins);
+    EXPECT_EQ(out.rank, refusal_data.rank);
+    // The same empty QP in a request or an accept is still refused.
+    for (uint8_t kind : {RdmacmPrivate::kConnect, RdmacmPrivate::kAccept}) {
+        refusal_data.kind = kind;
+        EXPECT_NE(refusal(encoded(refusal_data)), "") << "kind " << int(kind);
+    }
+}
+
 TEST(OpenibRdmacmPrivate, EncodingDependsOnlyOnTheFields)
 {
     // The bytes go to another process: whatever the buffer held before

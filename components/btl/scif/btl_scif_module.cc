@@ -20,6 +20,8 @@ namespace {
 // How often (progress rounds) a connected endpoint's control socket is read
 // for a hang-up the shared flag cannot show (a peer killed by a signal).
 constexpr unsigned long kSocketCheckRounds = 1024;
+// How often a busy poller checks its listening port for new connections.
+constexpr unsigned long kAcceptRounds = 1024;
 // Chunks delivered per endpoint per progress() call, so one busy peer does
 // not starve the others.
 constexpr int kDeliverBudget = 64;
@@ -123,10 +125,17 @@ ScifEndpoint *ScifModule::endpoint(weft_btl_endpoint_t *ep)
     ScifModule *m = ep ? from(ep->module) : nullptr;
     if (!m)
         return nullptr;
-    for (auto &e : m->endpoints_)
-        if (&e->c == ep && !(e->phase == EpPhase::dead && e->c.state == WEFT_BTL_EP_CLOSED))
-            return e.get();
-    return nullptr;
+    const auto it = m->by_handle_.find(ep);
+    if (it == m->by_handle_.end())
+        return nullptr;
+    ScifEndpoint *e = it->second;
+    return e->phase == EpPhase::dead && e->c.state == WEFT_BTL_EP_CLOSED ? nullptr : e;
+}
+
+void ScifModule::add_endpoint(std::unique_ptr<ScifEndpoint> ep)
+{
+    by_handle_[&ep->c] = ep.get();
+    endpoints_.push_back(std::move(ep));
 }
 
 int ScifModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const
@@ -242,7 +251,7 @@ int ScifModule::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
         ep->c.state = WEFT_BTL_EP_FAILED;
     }
     *out = &ep->c;
-    endpoints_.push_back(std::move(ep));
+    add_endpoint(std::move(ep));
     return WEFT_SUCCESS;
 }
 
@@ -659,6 +668,13 @@ int ScifModule::deliver(ScifEndpoint &ep, int budget)
 
 void ScifModule::advance(ScifEndpoint &ep, int *events)
 {
+    // The common idle poll, first: a connected endpoint with nothing to
+    // send or acknowledge and nothing in its ring (the socket check has
+    // rounds of its own; a closing peer is noticed below).
+    if (ep.phase == EpPhase::connected && !ep.closing && ep.pending.empty() && ep.acks_owed.empty() &&
+        rounds_ % kSocketCheckRounds != 0)
+        if (sc::Endpoint *s = sc::lookup(ep.epd); s && !s->rx.ready() && !s->peer_closed())
+            return;
     if (ep.phase == EpPhase::dead) {
         if (ep.close_requested && ep.reported && ep.c.state == WEFT_BTL_EP_FAILED) {
             // A failed endpoint stays valid until the runtime disconnects it.
@@ -782,7 +798,7 @@ void ScifModule::accept_new(int *events)
         ep->c.state = WEFT_BTL_EP_CONNECTING;
         ep->epd = epd;
         ep->phase = EpPhase::awaiting_hello;
-        endpoints_.push_back(std::move(ep));
+        add_endpoint(std::move(ep));
         ++*events;
     }
 }
@@ -791,8 +807,11 @@ void ScifModule::reap()
 {
     // FAILED endpoints stay (operations on them fail) until disconnect();
     // refused ones were never announced.
-    std::erase_if(endpoints_, [](const std::unique_ptr<ScifEndpoint> &e) {
-        return e->phase == EpPhase::dead && e->reported && e->c.state != WEFT_BTL_EP_FAILED;
+    std::erase_if(endpoints_, [this](const std::unique_ptr<ScifEndpoint> &e) {
+        const bool gone = e->phase == EpPhase::dead && e->reported && e->c.state != WEFT_BTL_EP_FAILED;
+        if (gone)
+            by_handle_.erase(&e->c);
+        return gone;
     });
 }
 
@@ -803,9 +822,13 @@ int ScifModule::progress()
     in_progress_ = true;
     ++rounds_;
     int events = 0;
+    const bool woken = armed_;
     if (armed_)
         disarm(&events);
-    if (rounds_ % 64 == 1 || endpoints_.empty())
+    // New connections: a failed accept is a system call, so a busy poller
+    // looks only every kAcceptRounds rounds; one that slept looks each time
+    // it wakes (a connecting peer may be what woke it).
+    if (rounds_ % kAcceptRounds == 1 || endpoints_.empty() || woken)
         accept_new(&events);
     // Index loop: upcalls may start new connections (push_back).
     for (size_t i = 0; i < endpoints_.size(); ++i)

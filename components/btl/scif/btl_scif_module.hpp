@@ -36,6 +36,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <weft/btl.h>
@@ -179,6 +180,10 @@ private:
     int listen_epd_ = -1;
     uint16_t port_ = 0;
     std::vector<std::unique_ptr<ScifEndpoint>> endpoints_;
+    // The runtime's handle -> its endpoint, so a send finds its endpoint in
+    // one lookup whatever the number of peers (kept with endpoints_).
+    std::unordered_map<const weft_btl_endpoint_t *, ScifEndpoint *> by_handle_;
+    void add_endpoint(std::unique_ptr<ScifEndpoint> ep);
     std::vector<Completion> completions_;
     bool in_progress_ = false;
     bool sized_ = false;                // size_for_job() ran

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -30,11 +31,18 @@ int ret(int rc)
 template <class F>
 int guarded(F &&f) noexcept
 {
-    try {
-        return f();
-    } catch (...) {
-        return -ENOMEM;
-    }
+    return no_throw(std::forward<F>(f));
+}
+
+// Is every page of [p, p + len) mapped? (msync answers ENOMEM for a hole.)
+// The SCIF driver copies with copy_from/to_user and fails with EFAULT; we
+// copy with memcpy, so look first: one system call, on send/recv only.
+bool mapped(const void *p, size_t len)
+{
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t start = a & ~(page - 1);
+    return ::msync(reinterpret_cast<void *>(start), a + len - start, MS_ASYNC) == 0;
 }
 
 } // namespace
@@ -47,18 +55,21 @@ WEFT_SCIF_API scif_epd_t scif_open(void)
     return rc < 0 ? (errno = -rc, SCIF_OPEN_FAILED) : rc;
 }
 
-WEFT_SCIF_API int scif_close(scif_epd_t epd) { return ret(close_endpoint(epd)); }
+WEFT_SCIF_API int scif_close(scif_epd_t epd)
+{
+    return ret(guarded([&] { return close_endpoint(epd); }));
+}
 
 WEFT_SCIF_API int scif_bind(scif_epd_t epd, uint16_t pn)
 {
     Endpoint *ep = lookup(epd);
-    return ret(ep ? bind_port(*ep, pn) : -EBADF);
+    return ret(ep ? guarded([&] { return bind_port(*ep, pn); }) : -EBADF);
 }
 
 WEFT_SCIF_API int scif_listen(scif_epd_t epd, int backlog)
 {
     Endpoint *ep = lookup(epd);
-    return ret(ep ? listen_on(*ep, backlog) : -EBADF);
+    return ret(ep ? guarded([&] { return listen_on(*ep, backlog); }) : -EBADF);
 }
 
 WEFT_SCIF_API int scif_connect(scif_epd_t epd, struct scif_port_id *dst)
@@ -70,17 +81,26 @@ WEFT_SCIF_API int scif_connect(scif_epd_t epd, struct scif_port_id *dst)
     const bool block = fl < 0 || !(fl & O_NONBLOCK);
     if (ep->state == State::connecting) {
         // The second call of an asynchronous connect: done, or still going.
-        int rc = finish_connect(*ep, block);
+        int rc = guarded([&] { return finish_connect(*ep, block); });
         if (rc == -EINPROGRESS)
             return ret(-EALREADY);
         ep->async_connect = false;
+        ep->connect_error = 0;
         return ret(rc < 0 ? rc : ep->port);
     }
-    if (ep->state == State::connected && ep->async_connect) {
-        // scif_poll() finished it; this call reports the result once.
+    if (ep->async_connect) {
+        // scif_poll() saw the asynchronous connect end; this call reports
+        // how, once: the port, or why it failed (the endpoint is bound
+        // again and may connect anew).
         ep->async_connect = false;
-        return ep->port;
+        const int err = ep->connect_error;
+        ep->connect_error = 0;
+        if (ep->state == State::connected)
+            return ep->port;
+        if (err != 0)
+            return ret(-err);
     }
+    ep->connect_error = 0;
     if (ep->state == State::listening)
         return ret(-EOPNOTSUPP);
     if (ep->state == State::connected)
@@ -91,6 +111,7 @@ WEFT_SCIF_API int scif_connect(scif_epd_t epd, struct scif_port_id *dst)
         return ret(-ENODEV);   // one node: this one
     int rc = guarded([&] { return connect_to(*ep, dst->port, block); });
     ep->async_connect = rc == -EINPROGRESS;
+    ep->connect_error = 0;
     return ret(rc < 0 ? rc : ep->port);
 }
 
@@ -124,10 +145,10 @@ static int check_io(Endpoint *ep, void *msg, int len, int flags, int block_flag)
         return -EBADF;
     if ((flags & ~block_flag) || len < 0)
         return -EINVAL;
-    if (!msg && len > 0)
-        return -EFAULT;
     if (ep->state != State::connected)
         return -ENOTCONN;
+    if (len > 0 && (!msg || !mapped(msg, static_cast<size_t>(len))))
+        return -EFAULT;
     return 0;
 }
 
@@ -139,7 +160,7 @@ WEFT_SCIF_API int scif_send(scif_epd_t epd, void *msg, int len, int flags)
     if (len == 0)
         return 0;
     auto bytes = std::span(static_cast<const std::byte *>(msg), static_cast<size_t>(len));
-    return ret(stream_send(*ep, bytes, flags & SCIF_SEND_BLOCK));
+    return ret(guarded([&] { return stream_send(*ep, bytes, flags & SCIF_SEND_BLOCK); }));
 }
 
 WEFT_SCIF_API int scif_recv(scif_epd_t epd, void *msg, int len, int flags)
@@ -150,7 +171,7 @@ WEFT_SCIF_API int scif_recv(scif_epd_t epd, void *msg, int len, int flags)
     if (len == 0)
         return 0;
     auto bytes = std::span(static_cast<std::byte *>(msg), static_cast<size_t>(len));
-    return ret(stream_recv(*ep, bytes, flags & SCIF_RECV_BLOCK));
+    return ret(guarded([&] { return stream_recv(*ep, bytes, flags & SCIF_RECV_BLOCK); }));
 }
 
 WEFT_SCIF_API int scif_get_node_ids(uint16_t *nodes, int len, uint16_t *self)

@@ -270,7 +270,7 @@ int adopt(std::unique_ptr<Endpoint> ep)
 {
     const int fd = ep->fd();
     if (fd >= kMaxEndpoints)
-        return -EMFILE;
+        return -ENOMEM;   // the table is full: "not enough space"
     std::lock_guard<std::mutex> lock(g_table_lock);
     g_table[fd].store(ep.release(), std::memory_order_release);
     return fd;
@@ -388,25 +388,48 @@ void complete_connect(Endpoint &ep, const ConnectAck &ack, std::span<UniqueFd> f
 
 } // namespace
 
-int connect_to(Endpoint &ep, uint16_t dst_port, bool block)
+namespace {
+
+// A SOCK_SEQPACKET socket connects once: after a connect that got as far as
+// the socket connection and then failed, the endpoint gets a fresh socket at
+// the same descriptor number (dup3 closes the old one, which frees the port's
+// name), with the user's file status flags (O_NONBLOCK), bound to its port
+// again. So a failed scif_connect() leaves the endpoint bound, as the SCIF
+// driver does, and it may connect again. If the port went to someone else in
+// between, the endpoint is unbound (the next connect binds a new port).
+// Returns err.
+int abandon_connect(Endpoint &ep, int err)
 {
-    if (ep.state == State::unbound) {
-        if (int rc = bind_port(ep, 0); rc < 0)
-            return rc;
-    }
+    ep.segment.reset();
+    ep.tx = RingProducer();
+    ep.rx = RingConsumer();
+    ep.mine = ep.theirs = nullptr;
+    ep.bounce = BounceRequester();
+    ep.peer = {};
+    ep.peer_pid = 0;
+    ep.single_copy = false;
+    ep.peer_gone = false;
+    ep.ack_pending = false;
+    ep.state = State::bound;
+    const int fd = ep.fd();
+    const int fl = ::fcntl(fd, F_GETFL);
+    UniqueFd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (!s || ::dup3(s.get(), fd, O_CLOEXEC) < 0)
+        return err;   // keeps the old socket: a later connect fails again, cleanly
+    if (fl >= 0)
+        ::fcntl(fd, F_SETFL, fl);
     sockaddr_un sa;
-    socklen_t salen = port_address(dst_port, &sa);
-    int rc;
-    do {
-        rc = ::connect(ep.fd(), reinterpret_cast<sockaddr *>(&sa), salen);
-    } while (rc != 0 && errno == EINTR);
-    if (rc != 0) {
-        // No listener (ENOENT, ECONNREFUSED) or its queue is full (EAGAIN).
-        return errno == ENOENT || errno == ECONNREFUSED || errno == EAGAIN ? -ECONNREFUSED
-                                                                           : -errno;
+    const socklen_t len = port_address(ep.port, &sa);
+    if (::bind(fd, reinterpret_cast<sockaddr *>(&sa), len) != 0) {
+        ep.state = State::unbound;
+        ep.port = 0;
     }
-    if (!peer_has_my_uid(ep.fd(), &ep.peer_pid))
-        return -ECONNREFUSED;   // another user's port: never share memory with it
+    return err;
+}
+
+// Sends the connect request (with the ring segment) on a connected socket.
+int start_handshake(Endpoint &ep, uint16_t dst_port)
+{
     const uint32_t cells = ring_cells_default();
     const Layout l = layout(cells);
     UniqueFd mfd(::memfd_create("weft-scif", MFD_CLOEXEC));
@@ -443,6 +466,34 @@ int connect_to(Endpoint &ep, uint16_t dst_port, bool block)
     ep.peer = {0, dst_port};
     ep.state = State::connecting;
     ep.ack_pending = true;
+    return 0;
+}
+
+} // namespace
+
+int connect_to(Endpoint &ep, uint16_t dst_port, bool block)
+{
+    if (ep.state == State::unbound) {
+        if (int rc = bind_port(ep, 0); rc < 0)
+            return rc;
+    }
+    sockaddr_un sa;
+    socklen_t salen = port_address(dst_port, &sa);
+    int rc;
+    do {
+        rc = ::connect(ep.fd(), reinterpret_cast<sockaddr *>(&sa), salen);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+        // No listener (ENOENT, ECONNREFUSED) or its queue is full (EAGAIN).
+        return errno == ENOENT || errno == ECONNREFUSED || errno == EAGAIN ? -ECONNREFUSED
+                                                                           : -errno;
+    }
+    if (!peer_has_my_uid(ep.fd(), &ep.peer_pid))
+        return abandon_connect(ep, -ECONNREFUSED);   // another user's port: never share memory
+    // The socket is connected: from here a failure needs a fresh one.
+    const int rc2 = no_throw([&] { return start_handshake(ep, dst_port); });
+    if (rc2 < 0)
+        return abandon_connect(ep, rc2);
     return finish_connect(ep, block);
 }
 
@@ -458,10 +509,8 @@ int finish_connect(Endpoint &ep, bool block)
             return 0;
         if (ep.peer_gone) {
             // The listener closed, or refused us, before accepting.
-            ep.state = State::bound;
-            ep.segment.reset();
             ep.connect_error = ECONNREFUSED;
-            return -ECONNREFUSED;
+            return abandon_connect(ep, -ECONNREFUSED);
         }
         if (!block)
             return -EINPROGRESS;
@@ -476,15 +525,22 @@ int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out)
         // ask poll() first when we must not wait.
         if (!block && wait_readable(lis.fd(), 0) <= 0)
             return -EAGAIN;
+        // A blocking accept4() follows the signal's SA_RESTART, as accept()
+        // does; the poll() below never restarts: both give EINTR
+        // ("interrupted function") to a SCIF_ACCEPT_SYNC caller.
         UniqueFd conn(::accept4(lis.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
         if (!conn) {
+            if (errno == EINTR && block)
+                return -EINTR;
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
             if (errno != EAGAIN)
-                return -errno == -EMFILE ? -ENOMEM : -errno;
+                return errno == EMFILE || errno == ENFILE || errno == ENOBUFS ? -ENOMEM : -errno;
             if (!block)
                 return -EAGAIN;
-            wait_readable(lis.fd(), -1);
+            pollfd p{lis.fd(), POLLIN, 0};
+            if (::poll(&p, 1, -1) < 0 && errno == EINTR)
+                return -EINTR;
             continue;
         }
         auto ep = std::make_unique<Endpoint>(std::move(conn));

@@ -128,6 +128,8 @@ int listen_on(Endpoint &ep, int backlog);
 int connect_to(Endpoint &ep, uint16_t dst_port, bool block);
 // Completes a pending asynchronous connect if its ack arrived.
 int finish_connect(Endpoint &ep, bool block);
+// Waits for a connection request when block (-EINTR if a signal handler
+// interrupts the wait and the kernel does not restart it), else -EAGAIN.
 int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out);
 
 // ---- the control socket -------------------------------------------------------
@@ -141,6 +143,18 @@ void notify(Endpoint &ep);
 // that much, never a hang). Drains what arrived.
 void sleep_on_socket(Endpoint &ep, int timeout_ms);
 inline constexpr int kMaxSleepMs = 10;
+
+// Runs f (which returns 0, a result >= 0 or -errno) so that no exception
+// leaves a C entry point: an allocation that fails is ENOMEM.
+template <class F>
+int no_throw(F &&f) noexcept
+{
+    try {
+        return f();
+    } catch (...) {
+        return -ENOMEM;
+    }
+}
 
 // ---- data ---------------------------------------------------------------------
 // Stream send/recv of scif_send/scif_recv: bytes moved, or -errno.

@@ -51,8 +51,14 @@ bool overlaps(const Window &w, uint64_t off, uint64_t len)
     return off < w.offset + w.length && w.offset < off + len;
 }
 
-// Is [addr, addr + len) mapped? msync answers ENOMEM for unmapped pages.
-bool mapped(void *addr, size_t len) { return ::msync(addr, len, MS_ASYNC) == 0; }
+// Is [addr, addr + len) mapped? msync answers ENOMEM for unmapped pages
+// (addr rounded down to its page: msync wants it aligned).
+bool mapped(void *addr, size_t len)
+{
+    const auto a = reinterpret_cast<uintptr_t>(addr);
+    const uintptr_t start = a & ~uintptr_t{kPage - 1};
+    return ::msync(reinterpret_cast<void *>(start), a + len - start, MS_ASYNC) == 0;
+}
 
 template <class Piece>
 int resolve(std::vector<Window> &wins, uint64_t off, uint64_t len, int prot, Piece &&piece)
@@ -67,7 +73,8 @@ int check_remote(Endpoint &ep, uint64_t roff, uint64_t len, int prot)
     auto probe = [](std::byte *, uint64_t) { return 0; };
     int rc = resolve(ep.remote_windows, roff, len, prot, probe);
     if (rc == -ENXIO) {
-        drain_control(ep);
+        if (int d = no_throw([&] { drain_control(ep); return 0; }); d < 0)
+            return d;
         rc = resolve(ep.remote_windows, roff, len, prot, probe);
     }
     return rc;
@@ -79,7 +86,8 @@ int connected(Endpoint *ep)
         return -EBADF;
     if (ep->state != State::connected)
         return -ENOTCONN;
-    drain_control(*ep);
+    if (int rc = no_throw([&] { drain_control(*ep); return 0; }); rc < 0)
+        return rc;
     if (ep->peer_closed())
         return -ECONNRESET;
     return 0;
@@ -169,7 +177,9 @@ int rma_virtual(scif_epd_t epd, void *addr, size_t len, off_t roffset, int flags
         return -ENXIO;
     if (len == 0)
         return 0;
-    if (!addr)
+    // process_vm_readv/writev would say EFAULT for a bad local range, but the
+    // bounce path copies with memcpy: look first, whichever path runs.
+    if (!addr || reinterpret_cast<uintptr_t>(addr) + len < len || !mapped(addr, len))
         return -EFAULT;
     if (int rc = check_remote(*ep, roffset, len, read ? SCIF_PROT_READ : SCIF_PROT_WRITE); rc < 0)
         return rc;
@@ -186,13 +196,21 @@ uint64_t load(const uint64_t &v)
 // finish inside its own calls, or the peer dies (ECONNRESET).
 int wait_mark(Endpoint &ep, int mark)
 {
+    // make_mark() never gives a negative mark, nor one above the count of
+    // RMAs started (until that count wraps, 2^30 RMAs): waiting for such a
+    // mark would spin forever, so it is refused.
+    if (mark < 0)
+        return -EINVAL;
     const bool peer = mark & 1;
     const uint64_t target = static_cast<uint64_t>(mark) >> 1;
+    if (target > load(peer ? ep.theirs->rma_started : ep.mine->rma_started))
+        return -EINVAL;
     if (!peer)
         return 0;
     for (unsigned spin = 0; load(ep.theirs->rma_done) < target; ++spin) {
         if (spin % 1024 == 1023) {
-            drain_control(ep);
+            if (int rc = no_throw([&] { drain_control(ep); return 0; }); rc < 0)
+                return rc;
             if (ep.peer_gone)
                 return -ECONNRESET;
             sched_yield();
@@ -226,11 +244,8 @@ WEFT_SCIF_API off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t 
         (fixed && !aligned(static_cast<uint64_t>(offset))) ||
         !aligned(reinterpret_cast<uintptr_t>(addr)) || !aligned(len) || len == 0 || offset < 0)
         return ret(-EINVAL);
-    if (ep->state != State::connected)
-        return ret(-ENOTCONN);
-    drain_control(*ep);
-    if (ep->peer_closed())
-        return ret(-ECONNRESET);
+    if (int rc = connected(ep); rc < 0)
+        return ret(rc);
     if (!mapped(addr, len))
         return ret(-EFAULT);
     uint64_t po = static_cast<uint64_t>(offset);
@@ -278,6 +293,13 @@ WEFT_SCIF_API int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
         return ret(-EINVAL);
     if (ep->state != State::connected)
         return ret(-ENOTCONN);
+    // The peer closed: its side of every window went with it; the SCIF
+    // driver answers ECONNRESET here as for every call on such an endpoint.
+    // (Our windows are forgotten when the endpoint closes.)
+    if (int rc = no_throw([&] { drain_control(*ep); return 0; }); rc < 0)
+        return ret(rc);
+    if (ep->peer_closed())
+        return ret(-ECONNRESET);
     const uint64_t off = static_cast<uint64_t>(offset);
     bool any = false;
     for (const Window &w : ep->windows) {
@@ -305,25 +327,25 @@ WEFT_SCIF_API int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
 WEFT_SCIF_API int scif_readfrom(scif_epd_t epd, off_t loffset, size_t len, off_t roffset,
                                 int rma_flags)
 {
-    return ret(rma_registered(epd, loffset, len, roffset, rma_flags, true));
+    return ret(no_throw([&] { return rma_registered(epd, loffset, len, roffset, rma_flags, true); }));
 }
 
 WEFT_SCIF_API int scif_writeto(scif_epd_t epd, off_t loffset, size_t len, off_t roffset,
                                int rma_flags)
 {
-    return ret(rma_registered(epd, loffset, len, roffset, rma_flags, false));
+    return ret(no_throw([&] { return rma_registered(epd, loffset, len, roffset, rma_flags, false); }));
 }
 
 WEFT_SCIF_API int scif_vreadfrom(scif_epd_t epd, void *addr, size_t len, off_t roffset,
                                  int rma_flags)
 {
-    return ret(rma_virtual(epd, addr, len, roffset, rma_flags, true));
+    return ret(no_throw([&] { return rma_virtual(epd, addr, len, roffset, rma_flags, true); }));
 }
 
 WEFT_SCIF_API int scif_vwriteto(scif_epd_t epd, void *addr, size_t len, off_t roffset,
                                 int rma_flags)
 {
-    return ret(rma_virtual(epd, addr, len, roffset, rma_flags, false));
+    return ret(no_throw([&] { return rma_virtual(epd, addr, len, roffset, rma_flags, false); }));
 }
 
 WEFT_SCIF_API int scif_fence_mark(scif_epd_t epd, int flags, int *mark)
@@ -355,16 +377,19 @@ WEFT_SCIF_API int scif_fence_signal(scif_epd_t epd, off_t loff, uint64_t lval, o
     const int init = flags & (SCIF_FENCE_INIT_SELF | SCIF_FENCE_INIT_PEER);
     const int sig = flags & (SCIF_SIGNAL_LOCAL | SCIF_SIGNAL_REMOTE);
     if ((flags & ~(init | sig)) || (init != SCIF_FENCE_INIT_SELF && init != SCIF_FENCE_INIT_PEER) ||
-        sig == 0 || ((sig & SCIF_SIGNAL_LOCAL) && (loff < 0 || loff % 4)) ||
-        ((sig & SCIF_SIGNAL_REMOTE) && (roff < 0 || roff % 4)))
+        sig == 0 || ((sig & SCIF_SIGNAL_LOCAL) && loff % 4) ||
+        ((sig & SCIF_SIGNAL_REMOTE) && roff % 4))
         return ret(-EINVAL);
+    // A negative (aligned) offset is "invalid for the registered address
+    // space": ENXIO below, as for the RMA calls.
     if (int rc = connected(ep); rc < 0)
         return ret(rc);
     // Check the targets before waiting, so a bad offset fails at once.
     auto probe = [](std::byte *, uint64_t) { return 0; };
-    if ((sig & SCIF_SIGNAL_LOCAL) && resolve(ep->windows, loff, sizeof lval, 0, probe) != 0)
+    if ((sig & SCIF_SIGNAL_LOCAL) &&
+        (loff < 0 || resolve(ep->windows, loff, sizeof lval, 0, probe) != 0))
         return ret(-ENXIO);
-    if ((sig & SCIF_SIGNAL_REMOTE) && check_remote(*ep, roff, sizeof rval, 0) != 0)
+    if ((sig & SCIF_SIGNAL_REMOTE) && (roff < 0 || check_remote(*ep, roff, sizeof rval, 0) != 0))
         return ret(-ENXIO);
     int mark;
     make_mark(*ep, init, &mark);
@@ -380,8 +405,10 @@ WEFT_SCIF_API int scif_fence_signal(scif_epd_t epd, off_t loff, uint64_t lval, o
     }
     if (sig & SCIF_SIGNAL_REMOTE) {
         RmaScope scope(*ep);
-        if (int rc = move_remote(*ep, false, reinterpret_cast<std::byte *>(&rval), roff,
-                                 sizeof rval);
+        if (int rc = no_throw([&] {
+                return move_remote(*ep, false, reinterpret_cast<std::byte *>(&rval), roff,
+                                   sizeof rval);
+            });
             rc < 0)
             return ret(rc);
     }

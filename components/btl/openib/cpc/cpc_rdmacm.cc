@@ -106,8 +106,15 @@ bool decode_private(const void *data, size_t len, RdmacmPrivate *d, std::string 
     p += 16;
     d->qp.mtu = get<uint8_t>(p);
     d->qp.recv_credits = get<uint32_t>(p);
-    if (d->kind < RdmacmPrivate::kConnect || d->kind > RdmacmPrivate::kLowerRankWins || d->qp.qpn > 0xffffff ||
-        d->qp.psn > 0xffffff || d->qp.mtu < IBV_MTU_256 || d->qp.mtu > IBV_MTU_4096) {
+    if (d->kind < RdmacmPrivate::kConnect || d->kind > RdmacmPrivate::kLowerRankWins) {
+        *why = "connection data has an unknown kind " + std::to_string(d->kind);
+        return false;
+    }
+    // A refusal carries no queue pair (its QP fields are zero): check them
+    // only where they will be used.
+    const bool carries_qp = d->kind != RdmacmPrivate::kLowerRankWins;
+    if (carries_qp && (d->qp.qpn > 0xffffff || d->qp.psn > 0xffffff || d->qp.mtu < IBV_MTU_256 ||
+                       d->qp.mtu > IBV_MTU_4096)) {
         *why = "connection data has out-of-range fields";
         return false;
     }
@@ -127,8 +134,8 @@ struct Conn {
 
 // A connection manager's own refusal (not the peer process's: that is
 // IB_CM_REJ_CONSUMER_DEFINED) or a lost exchange may be passing: try again
-// this often. (Open bug: about one simultaneous connect in ten under
-// weftrun gets INVALID_SERVICE_ID on every attempt; the cause is not found.)
+// this often. (A peer that has exited answers INVALID_SERVICE_ID, status 8,
+// on every attempt: its listener is gone.)
 constexpr int kMaxAttempts = 3;
 constexpr int kRejectConsumerDefined = 28;
 
@@ -306,8 +313,21 @@ private:
         }
     }
 
+    void log(int level, const std::string &text) const
+    {
+        if (host_.host()->log_enabled(host_.owner(), level))
+            host_.host()->log(host_.owner(), level, "rdmacm %s: %s", host_.port().name.c_str(), text.c_str());
+    }
+
     void on_event(rdma_cm_event_type type, rdma_cm_id *id, int status, const std::vector<uint8_t> &priv)
     {
+        if (host_.host()->log_enabled(host_.owner(), WEFT_LOG_DEBUG)) {
+            auto *c = static_cast<Conn *>(id->context);
+            log(WEFT_LOG_DEBUG, std::string(rdma_event_str(type)) + " status " + std::to_string(status) +
+                                    " on " + (!c ? "a new id" : id == c->active ? "our attempt" :
+                                                  id == c->passive ? "the accepted id" : "a dropped id") +
+                                    (c && c->ep ? " (peer rank " + std::to_string(host_.peer_rank(*c->ep)) + ")" : ""));
+        }
         if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
             on_request(id, priv);
             return;
@@ -394,7 +414,9 @@ private:
         auto refuse = [&](uint8_t kind) {
             uint8_t data[kRdmacmPrivateBytes];
             encode_private(mine(kind, QpAddress{}), data);
-            rdma_reject(id, data, kRdmacmPrivateBytes);
+            if (rdma_reject(id, data, kRdmacmPrivateBytes) != 0)
+                log(WEFT_LOG_WARN, "rdma_reject failed: " + std::string(std::strerror(errno)) +
+                                       " (the peer sees a plain reject and fails its attempt)");
             rdma_destroy_id(id);
         };
         if (!decode_private(priv.data(), priv.size(), &d, &why) || d.kind != RdmacmPrivate::kConnect ||
@@ -410,6 +432,8 @@ private:
             return;
         }
         Conn &c = conn_for(*ep);
+        log(WEFT_LOG_DEBUG, "request from rank " + std::to_string(d.rank) + (c.passive ? ", already accepted one" : "") +
+                                (c.active ? ", ours is out" : ""));
         if (c.passive) {
             refuse(RdmacmPrivate::kConnect);   // a duplicate request
             return;

@@ -1,0 +1,644 @@
+// Collectives on a communicator's collective context (so they never match
+// its point-to-point traffic), built on weft's tagged messages:
+//  - Barrier: dissemination (log p rounds of empty messages);
+//  - Bcast: binomial tree; Reduce: binomial tree toward the root;
+//  - Allreduce: recursive doubling (non-powers of two fold their extra
+//    ranks in first and get the result last);
+//  - Gather(v) / Scatter(v): the root posts every receive (send) at once;
+//  - Allgather(v): a ring, p-1 steps of one block each;
+//  - Alltoall(v): pairwise exchange, p-1 steps.
+// Data moves as bytes: contiguous datatypes straight from the user's
+// buffers, others packed. Reductions work on arrays of the datatype's
+// basic element in memory layout (pairs keep their padding).
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "mpi/internal.hpp"
+
+namespace weft::mpi {
+
+int coll_isend(const Comm &c, const void *buf, size_t bytes, int to, int tag, weft_request_t *r)
+{
+    return weft_isend_ctx(buf, bytes, c.to_world(to), tag, c.coll_context(), 0, r);
+}
+
+int coll_irecv(const Comm &c, void *buf, size_t bytes, int from, int tag, weft_request_t *r)
+{
+    return weft_irecv_ctx(buf, bytes, c.to_world(from), tag, c.coll_context(), r);
+}
+
+int coll_send(const Comm &c, const void *buf, size_t bytes, int to, int tag)
+{
+    if (g_service) {   // windows are open: wait in a way that keeps serving them
+        weft_request_t r;
+        if (int rc = coll_isend(c, buf, bytes, to, tag, &r))
+            return rc;
+        weft_msg_status_t st{};
+        return wait_one(&r, &st);
+    }
+    return weft_send_ctx(buf, bytes, c.to_world(to), tag, c.coll_context());
+}
+
+int coll_recv(const Comm &c, void *buf, size_t bytes, int from, int tag)
+{
+    weft_request_t r;
+    if (int rc = coll_irecv(c, buf, bytes, from, tag, &r))
+        return rc;
+    weft_msg_status_t st{};
+    return wait_one(&r, &st);
+}
+
+int coll_sendrecv(const Comm &c, const void *sbuf, size_t sbytes, int to, void *rbuf, size_t rbytes, int from,
+                  int tag)
+{
+    weft_request_t r;
+    if (int rc = coll_irecv(c, rbuf, rbytes, from, tag, &r))
+        return rc;
+    if (int rc = coll_send(c, sbuf, sbytes, to, tag)) {
+        weft_request_free(&r);
+        return rc;
+    }
+    weft_msg_status_t st{};
+    return wait_one(&r, &st);
+}
+
+int coll_waitall(std::vector<weft_request_t> &reqs)
+{
+    int first = WEFT_SUCCESS;
+    for (weft_request_t &r : reqs) {
+        weft_msg_status_t st{};
+        int rc = wait_one(&r, &st);
+        if (rc != WEFT_SUCCESS && first == WEFT_SUCCESS)
+            first = rc;
+    }
+    reqs.clear();
+    return first;
+}
+
+int barrier(const Comm &c)
+{
+    for (int dist = 1; dist < c.size; dist <<= 1) {
+        const int to = (c.rank + dist) % c.size;
+        const int from = (c.rank - dist + c.size) % c.size;
+        if (int rc = coll_sendrecv(c, nullptr, 0, to, nullptr, 0, from, kTagBarrier))
+            return rc;
+    }
+    return WEFT_SUCCESS;
+}
+
+namespace {
+
+// ---------------------------------------------------------------- checks
+
+struct Ctx {
+    const char *fn;
+    Comm *c;
+};
+
+#define COLL_COMM(fn, h)                                                                           \
+    MPI_NEED_INIT(fn);                                                                             \
+    Comm *c = comm(h);                                                                             \
+    if (!c)                                                                                        \
+        return raise(nullptr, MPI_ERR_COMM, fn,                                                    \
+                     h == MPI_COMM_NULL ? std::string("the communicator is MPI_COMM_NULL")         \
+                                        : "communicator " + std::to_string(h) + " is not valid");  \
+    [[maybe_unused]] const Ctx cx{fn, c}
+
+int fail(const Ctx &cx, int weft_rc)
+{
+    return raise(cx.c, fail_class(weft_rc), cx.fn,
+                 weft_why(weft_rc));
+}
+
+const Datatype *check_type(const Ctx &cx, MPI_Datatype h, int count, int *rc, const char *which = "datatype")
+{
+    if (count < 0) {
+        *rc = raise(cx.c, MPI_ERR_COUNT, cx.fn, std::string("count ") + std::to_string(count) + " is negative");
+        return nullptr;
+    }
+    const Datatype *t = datatype(h);
+    if (!t) {
+        *rc = raise(cx.c, MPI_ERR_TYPE, cx.fn, std::string(which) + " is not a valid datatype");
+        return nullptr;
+    }
+    if (!t->committed) {
+        *rc = raise(cx.c, MPI_ERR_TYPE, cx.fn, std::string(which) + " is not committed (MPI_Type_commit)");
+        return nullptr;
+    }
+    return t;
+}
+
+int check_root(const Ctx &cx, int root)
+{
+    if (root < 0 || root >= cx.c->size)
+        return raise(cx.c, MPI_ERR_ROOT, cx.fn,
+                     "root " + std::to_string(root) + " is not a rank of the communicator (size " +
+                         std::to_string(cx.c->size) + ")");
+    return MPI_SUCCESS;
+}
+
+int check_counts(const Ctx &cx, const int counts[], const int displs[], const char *what)
+{
+    if (!counts || (displs == nullptr))
+        return raise(cx.c, MPI_ERR_ARG, cx.fn, std::string(what) + " counts or displacements are NULL");
+    for (int i = 0; i < cx.c->size; ++i)
+        if (counts[i] < 0)
+            return raise(cx.c, MPI_ERR_COUNT, cx.fn,
+                         std::string(what) + "counts[" + std::to_string(i) + "] = " + std::to_string(counts[i]) +
+                             " is negative");
+    return MPI_SUCCESS;
+}
+
+// ---------------------------------------------------------------- typed blocks
+
+std::byte *at(void *buf, std::ptrdiff_t elements, const Datatype &t)
+{
+    return static_cast<std::byte *>(buf) + elements * t.extent();
+}
+const std::byte *at(const void *buf, std::ptrdiff_t elements, const Datatype &t)
+{
+    return static_cast<const std::byte *>(buf) + elements * t.extent();
+}
+
+// Copies scount of st at src into rcount of rt at dst (same type signature).
+void copy_typed(const void *src, int scount, const Datatype &st, void *dst, int rcount, const Datatype &rt)
+{
+    const size_t bytes = std::min(st.size * static_cast<size_t>(scount), rt.size * static_cast<size_t>(rcount));
+    if (st.contiguous(scount) && rt.contiguous(rcount)) {
+        std::memmove(static_cast<std::byte *>(dst) + rt.data_offset,
+                     static_cast<const std::byte *>(src) + st.data_offset, bytes);
+        return;
+    }
+    std::vector<std::byte> tmp(st.size * static_cast<size_t>(scount));
+    pack(src, scount, st, tmp.data());
+    unpack(tmp.data(), bytes, dst, rcount, rt);
+}
+
+// A block to send or receive, packed when the datatype is not contiguous.
+struct Xfer {
+    Wire w;
+    void *buf = nullptr;
+    int count = 0;
+    const Datatype *t = nullptr;
+    bool recv = false;
+    void for_send(const void *b, int n, const Datatype &dt)
+    {
+        wire_for_send(b, n, dt, &w);
+    }
+    void for_recv(void *b, int n, const Datatype &dt)
+    {
+        buf = b;
+        count = n;
+        t = &dt;
+        recv = true;
+        wire_for_recv(b, n, dt, &w);
+    }
+    void done()
+    {
+        if (recv)
+            wire_finish_recv(w, w.bytes, buf, count, *t);
+    }
+};
+
+// ---------------------------------------------------------------- reductions
+
+// A reduction's working array: n basic elements of the type, in memory
+// layout, either the user's buffer itself or a dense copy.
+int reduction_shape(const Ctx &cx, const Datatype &t, int count, MPI_Op op, size_t *n, size_t *elem)
+{
+    if (op < MPI_MAX || op > MPI_MAXLOC)
+        return raise(cx.c, MPI_ERR_OP, cx.fn, std::string(op_name(op)) + " (" + std::to_string(op) +
+                                                  ") is not a reduction operation of the subset");
+    if (t.basic == Basic::None || t.basic == Basic::Mixed || t.basic_size == 0 || !op_valid_for(op, t.basic))
+        return raise(cx.c, MPI_ERR_OP, cx.fn,
+                     std::string(op_name(op)) + " is not defined for " +
+                         (t.name.empty() ? std::string("this datatype") : t.name) +
+                         (t.basic == Basic::Mixed ? " (a struct of different basic types)" : ""));
+    const size_t per = t.size / t.basic_size;
+    const bool dense = t.predefined || (t.contiguous(count) && t.basic_size == t.basic_extent);
+    if (!dense && t.basic_size != t.basic_extent)
+        return raise(cx.c, MPI_ERR_TYPE, cx.fn,
+                     "reductions on non-contiguous datatypes of padded pairs are not supported; use the "
+                     "predefined pair type with a contiguous buffer");
+    *n = per * static_cast<size_t>(count);
+    *elem = t.basic_extent;
+    return MPI_SUCCESS;
+}
+
+// In: the dense bytes of count elements of t at buf (copied out).
+void load(const void *buf, int count, const Datatype &t, std::vector<std::byte> &out, size_t bytes)
+{
+    out.resize(bytes);
+    if (t.predefined || t.contiguous(count))
+        std::memcpy(out.data(), static_cast<const std::byte *>(buf) + t.data_offset,
+                    bytes);
+    else
+        pack(buf, count, t, out.data());
+}
+
+void store(const std::vector<std::byte> &in, void *buf, int count, const Datatype &t)
+{
+    if (t.predefined || t.contiguous(count))
+        std::memcpy(static_cast<std::byte *>(buf) + t.data_offset, in.data(),
+                    in.size());
+    else
+        unpack(in.data(), in.size(), buf, count, t);
+}
+
+int reduce_to(const Comm &c, std::vector<std::byte> &acc, MPI_Op op, Basic b, size_t n, int root, int tag)
+{
+    std::vector<std::byte> tmp(acc.size());
+    const int vr = (c.rank - root + c.size) % c.size;
+    for (int mask = 1; mask < c.size; mask <<= 1) {
+        if (vr & mask) {
+            const int to = ((vr - mask) + root) % c.size;
+            return coll_send(c, acc.data(), acc.size(), to, tag);
+        }
+        if (vr + mask < c.size) {
+            const int from = (vr + mask + root) % c.size;
+            if (int rc = coll_recv(c, tmp.data(), tmp.size(), from, tag))
+                return rc;
+            // acc = acc op tmp; the lower rank's data first, for MINLOC ties.
+            reduce_apply(op, b, tmp.data(), acc.data(), n);
+        }
+    }
+    return WEFT_SUCCESS;
+}
+
+int bcast_bytes(const Comm &c, void *buf, size_t bytes, int root, int tag)
+{
+    const int vr = (c.rank - root + c.size) % c.size;
+    int mask = 1;
+    for (; mask < c.size; mask <<= 1)
+        if (vr & mask) {
+            if (int rc = coll_recv(c, buf, bytes, (vr - mask + root) % c.size, tag))
+                return rc;
+            break;
+        }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < c.size)
+            if (int rc = coll_send(c, buf, bytes, (vr + mask + root) % c.size, tag))
+                return rc;
+    return WEFT_SUCCESS;
+}
+
+} // namespace
+
+} // namespace weft::mpi
+
+using namespace weft::mpi;
+
+extern "C" {
+
+int MPI_Barrier(MPI_Comm h)
+{
+    COLL_COMM("MPI_Barrier", h);
+    if (int rc = barrier(*c))
+        return fail(cx, rc);
+    return MPI_SUCCESS;
+}
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype th, int root, MPI_Comm h)
+{
+    COLL_COMM("MPI_Bcast", h);
+    int rc = 0;
+    const Datatype *t = check_type(cx, th, count, &rc);
+    if (!t)
+        return rc;
+    if ((rc = check_root(cx, root)))
+        return rc;
+    if (c->size == 1 || count == 0 || t->size == 0)
+        return MPI_SUCCESS;
+    Xfer x;
+    if (c->rank == root)
+        x.for_send(buffer, count, *t);
+    else
+        x.for_recv(buffer, count, *t);
+    if (int wrc = bcast_bytes(*c, x.w.ptr, x.w.bytes, root, kTagBcast))
+        return fail(cx, wrc);
+    x.done();
+    return MPI_SUCCESS;
+}
+
+int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype th, MPI_Op op)
+{
+    COLL_COMM("MPI_Reduce_local", MPI_COMM_SELF);
+    int rc = 0;
+    const Datatype *t = check_type(cx, th, count, &rc);
+    if (!t)
+        return rc;
+    size_t n, elem;
+    if ((rc = reduction_shape(cx, *t, count, op, &n, &elem)))
+        return rc;
+    std::vector<std::byte> in, io;
+    load(inbuf, count, *t, in, n * elem);
+    load(inoutbuf, count, *t, io, n * elem);
+    reduce_apply(op, t->basic, in.data(), io.data(), n);
+    store(io, inoutbuf, count, *t);
+    return MPI_SUCCESS;
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, int root, MPI_Comm h)
+{
+    COLL_COMM("MPI_Reduce", h);
+    int rc = 0;
+    const Datatype *t = check_type(cx, th, count, &rc);
+    if (!t)
+        return rc;
+    if ((rc = check_root(cx, root)))
+        return rc;
+    size_t n, elem;
+    if ((rc = reduction_shape(cx, *t, count, op, &n, &elem)))
+        return rc;
+    if (count == 0)
+        return MPI_SUCCESS;
+    const bool in_place = sendbuf == MPI_IN_PLACE && c->rank == root;
+    std::vector<std::byte> acc;
+    load(in_place ? recvbuf : sendbuf, count, *t, acc, n * elem);
+    if (int wrc = reduce_to(*c, acc, op, t->basic, n, root, kTagReduce))
+        return fail(cx, wrc);
+    if (c->rank == root)
+        store(acc, recvbuf, count, *t);
+    return MPI_SUCCESS;
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h)
+{
+    COLL_COMM("MPI_Allreduce", h);
+    int rc = 0;
+    const Datatype *t = check_type(cx, th, count, &rc);
+    if (!t)
+        return rc;
+    size_t n, elem;
+    if ((rc = reduction_shape(cx, *t, count, op, &n, &elem)))
+        return rc;
+    if (count == 0)
+        return MPI_SUCCESS;
+    std::vector<std::byte> acc, tmp(n * elem);
+    load(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, *t, acc, n * elem);
+    const int p = c->size, me = c->rank;
+    int p2 = 1;
+    while (p2 * 2 <= p)
+        p2 *= 2;
+    const int extra = p - p2;
+    // Fold: of the first 2*extra ranks, the even ones hand their data to the
+    // odd ones and wait for the result.
+    int vr;
+    if (me < 2 * extra) {
+        if (me % 2 == 0) {
+            if (int wrc = coll_send(*c, acc.data(), acc.size(), me + 1, kTagAllreduce))
+                return fail(cx, wrc);
+            vr = -1;
+        } else {
+            if (int wrc = coll_recv(*c, tmp.data(), tmp.size(), me - 1, kTagAllreduce))
+                return fail(cx, wrc);
+            reduce_apply(op, t->basic, tmp.data(), acc.data(), n);
+            vr = me / 2;
+        }
+    } else {
+        vr = me - extra;
+    }
+    if (vr >= 0) {
+        for (int mask = 1; mask < p2; mask <<= 1) {
+            const int pv = vr ^ mask;
+            const int partner = pv < extra ? pv * 2 + 1 : pv + extra;
+            if (int wrc = coll_sendrecv(*c, acc.data(), acc.size(), partner, tmp.data(), tmp.size(), partner,
+                                        kTagAllreduce))
+                return fail(cx, wrc);
+            // Apply in rank order so every rank computes the same value.
+            if (partner < me) {
+                reduce_apply(op, t->basic, acc.data(), tmp.data(), n);
+                acc.swap(tmp);
+            } else {
+                reduce_apply(op, t->basic, tmp.data(), acc.data(), n);
+            }
+        }
+    }
+    if (me < 2 * extra) {
+        if (me % 2 == 1) {
+            if (int wrc = coll_send(*c, acc.data(), acc.size(), me - 1, kTagAllreduce))
+                return fail(cx, wrc);
+        } else if (int wrc = coll_recv(*c, acc.data(), acc.size(), me + 1, kTagAllreduce)) {
+            return fail(cx, wrc);
+        }
+    }
+    store(acc, recvbuf, count, *t);
+    return MPI_SUCCESS;
+}
+
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                const int displs[], MPI_Datatype recvtype, int root, MPI_Comm h)
+{
+    COLL_COMM("MPI_Gatherv", h);
+    int rc = 0;
+    if ((rc = check_root(cx, root)))
+        return rc;
+    const bool is_root = c->rank == root;
+    const bool in_place = is_root && sendbuf == MPI_IN_PLACE;
+    const Datatype *st = nullptr;
+    if (!in_place && !(st = check_type(cx, sendtype, sendcount, &rc, "sendtype")))
+        return rc;
+    if (!is_root) {
+        Xfer x;
+        x.for_send(sendbuf, sendcount, *st);
+        if (int wrc = coll_send(*c, x.w.ptr, x.w.bytes, root, kTagGather))
+            return fail(cx, wrc);
+        return MPI_SUCCESS;
+    }
+    const Datatype *rt = check_type(cx, recvtype, 0, &rc, "recvtype");
+    if (!rt)
+        return rc;
+    if ((rc = check_counts(cx, recvcounts, displs, "recv")))
+        return rc;
+    std::vector<Xfer> xs(static_cast<size_t>(c->size));
+    std::vector<weft_request_t> reqs;
+    for (int r = 0; r < c->size; ++r) {
+        if (r == root)
+            continue;
+        xs[r].for_recv(at(recvbuf, displs[r], *rt), recvcounts[r], *rt);
+        weft_request_t q;
+        if (int wrc = coll_irecv(*c, xs[r].w.ptr, xs[r].w.bytes, r, kTagGather, &q))
+            return fail(cx, wrc);
+        reqs.push_back(q);
+    }
+    if (!in_place)
+        copy_typed(sendbuf, sendcount, *st, at(recvbuf, displs[root], *rt), recvcounts[root], *rt);
+    if (int wrc = coll_waitall(reqs))
+        return fail(cx, wrc);
+    for (Xfer &x : xs)
+        x.done();
+    return MPI_SUCCESS;
+}
+
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+               MPI_Datatype recvtype, int root, MPI_Comm h)
+{
+    COLL_COMM("MPI_Gather", h);
+    std::vector<int> counts(static_cast<size_t>(c->size), recvcount), displs(static_cast<size_t>(c->size));
+    for (int r = 0; r < c->size; ++r)
+        displs[r] = r * recvcount;
+    return MPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(), recvtype, root, h);
+}
+
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm h)
+{
+    COLL_COMM("MPI_Scatterv", h);
+    int rc = 0;
+    if ((rc = check_root(cx, root)))
+        return rc;
+    const bool is_root = c->rank == root;
+    const bool in_place = is_root && recvbuf == MPI_IN_PLACE;
+    const Datatype *rt = nullptr;
+    if (!in_place && !(rt = check_type(cx, recvtype, recvcount, &rc, "recvtype")))
+        return rc;
+    if (!is_root) {
+        Xfer x;
+        x.for_recv(recvbuf, recvcount, *rt);
+        if (int wrc = coll_recv(*c, x.w.ptr, x.w.bytes, root, kTagScatter))
+            return fail(cx, wrc);
+        x.done();
+        return MPI_SUCCESS;
+    }
+    const Datatype *st = check_type(cx, sendtype, 0, &rc, "sendtype");
+    if (!st)
+        return rc;
+    if ((rc = check_counts(cx, sendcounts, displs, "send")))
+        return rc;
+    std::vector<Xfer> xs(static_cast<size_t>(c->size));
+    std::vector<weft_request_t> reqs;
+    for (int r = 0; r < c->size; ++r) {
+        if (r == root)
+            continue;
+        xs[r].for_send(at(sendbuf, displs[r], *st), sendcounts[r], *st);
+        weft_request_t q;
+        if (int wrc = coll_isend(*c, xs[r].w.ptr, xs[r].w.bytes, r, kTagScatter, &q))
+            return fail(cx, wrc);
+        reqs.push_back(q);
+    }
+    if (!in_place)
+        copy_typed(at(sendbuf, displs[root], *st), sendcounts[root], *st, recvbuf, recvcount, *rt);
+    if (int wrc = coll_waitall(reqs))
+        return fail(cx, wrc);
+    return MPI_SUCCESS;
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm h)
+{
+    COLL_COMM("MPI_Scatter", h);
+    std::vector<int> counts(static_cast<size_t>(c->size), sendcount), displs(static_cast<size_t>(c->size));
+    for (int r = 0; r < c->size; ++r)
+        displs[r] = r * sendcount;
+    return MPI_Scatterv(sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount, recvtype, root, h);
+}
+
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int displs[], MPI_Datatype recvtype, MPI_Comm h)
+{
+    COLL_COMM("MPI_Allgatherv", h);
+    int rc = 0;
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    const Datatype *st = nullptr;
+    if (!in_place && !(st = check_type(cx, sendtype, sendcount, &rc, "sendtype")))
+        return rc;
+    const Datatype *rt = check_type(cx, recvtype, 0, &rc, "recvtype");
+    if (!rt)
+        return rc;
+    if ((rc = check_counts(cx, recvcounts, displs, "recv")))
+        return rc;
+    const int p = c->size, me = c->rank;
+    if (!in_place)
+        copy_typed(sendbuf, sendcount, *st, at(recvbuf, displs[me], *rt), recvcounts[me], *rt);
+    // Ring: in step s, pass block (me - s) right and take block (me - s - 1)
+    // from the left.
+    const int right = (me + 1) % p, left = (me - 1 + p) % p;
+    for (int s = 0; s < p - 1; ++s) {
+        const int sb = (me - s + p) % p, rb = (me - s - 1 + p) % p;
+        Xfer out, in;
+        out.for_send(at(recvbuf, displs[sb], *rt), recvcounts[sb], *rt);
+        in.for_recv(at(recvbuf, displs[rb], *rt), recvcounts[rb], *rt);
+        if (int wrc = coll_sendrecv(*c, out.w.ptr, out.w.bytes, right, in.w.ptr, in.w.bytes, left, kTagAllgather))
+            return fail(cx, wrc);
+        in.done();
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm h)
+{
+    COLL_COMM("MPI_Allgather", h);
+    std::vector<int> counts(static_cast<size_t>(c->size), recvcount), displs(static_cast<size_t>(c->size));
+    for (int r = 0; r < c->size; ++r)
+        displs[r] = r * recvcount;
+    return MPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(), recvtype, h);
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm h)
+{
+    COLL_COMM("MPI_Alltoallv", h);
+    int rc = 0;
+    const Datatype *rt = check_type(cx, recvtype, 0, &rc, "recvtype");
+    if (!rt)
+        return rc;
+    if ((rc = check_counts(cx, recvcounts, rdispls, "recv")))
+        return rc;
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    const Datatype *st = rt;
+    // In place: what goes out is recvbuf's blocks, copied before any arrives.
+    std::vector<std::byte> saved;
+    std::vector<int> scount(static_cast<size_t>(c->size)), sdisp(static_cast<size_t>(c->size));
+    const void *sbuf = sendbuf;
+    if (in_place) {
+        size_t total = 0;
+        for (int r = 0; r < c->size; ++r)
+            total += rt->size * static_cast<size_t>(recvcounts[r]);
+        saved.resize(total);
+        size_t off = 0;
+        for (int r = 0; r < c->size; ++r) {
+            pack(at(recvbuf, rdispls[r], *rt), recvcounts[r], *rt, saved.data() + off);
+            scount[r] = static_cast<int>(rt->size * static_cast<size_t>(recvcounts[r]));
+            sdisp[r] = static_cast<int>(off);
+            off += static_cast<size_t>(scount[r]);
+        }
+        st = datatype(MPI_BYTE);
+        sbuf = saved.data();
+        sendcounts = scount.data();
+        sdispls = sdisp.data();
+    } else {
+        if (!(st = check_type(cx, sendtype, 0, &rc, "sendtype")))
+            return rc;
+        if ((rc = check_counts(cx, sendcounts, sdispls, "send")))
+            return rc;
+    }
+    const int p = c->size, me = c->rank;
+    copy_typed(at(sbuf, sdispls[me], *st), sendcounts[me], *st, at(recvbuf, rdispls[me], *rt), recvcounts[me], *rt);
+    for (int s = 1; s < p; ++s) {
+        const int to = (me + s) % p, from = (me - s + p) % p;
+        Xfer out, in;
+        out.for_send(at(sbuf, sdispls[to], *st), sendcounts[to], *st);
+        in.for_recv(at(recvbuf, rdispls[from], *rt), recvcounts[from], *rt);
+        if (int wrc = coll_sendrecv(*c, out.w.ptr, out.w.bytes, to, in.w.ptr, in.w.bytes, from, kTagAlltoall))
+            return fail(cx, wrc);
+        in.done();
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm h)
+{
+    COLL_COMM("MPI_Alltoall", h);
+    const size_t p = static_cast<size_t>(c->size);
+    std::vector<int> sc(p, sendcount), sd(p), rc_(p, recvcount), rd(p);
+    for (size_t r = 0; r < p; ++r) {
+        sd[r] = static_cast<int>(r) * sendcount;
+        rd[r] = static_cast<int>(r) * recvcount;
+    }
+    return MPI_Alltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc_.data(), rd.data(), recvtype, h);
+}
+
+} // extern "C"

@@ -1,0 +1,332 @@
+// libweft_mpi's shared internals: the objects behind MPI's integer
+// handles (communicators, groups, datatypes, requests, error handlers),
+// error reporting, and the tagged-message helpers every part uses. The
+// MPI layer sits on weft.h only: it never reaches into the engine or the
+// transports.
+//
+// Handles index tables; a freed slot is reused, and a handle that names
+// nothing is an MPI_ERR_* error, never a crash. Predefined datatypes keep
+// their fixed numbers (mpi.h), so the common path is an array index.
+#pragma once
+
+#include <mpi.h>
+#include <weft.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace weft::mpi {
+
+// ---------------------------------------------------------------- tables
+
+template <class T>
+class Table {
+public:
+    explicit Table(int first) : first_(first) {}
+    T *get(int h) const
+    {
+        const long i = static_cast<long>(h) - first_;
+        return i >= 0 && i < static_cast<long>(slots_.size()) ? slots_[i].get() : nullptr;
+    }
+    int add(std::unique_ptr<T> obj)
+    {
+        if (!free_.empty()) {
+            const int i = free_.back();
+            free_.pop_back();
+            slots_[i] = std::move(obj);
+            return i + first_;
+        }
+        slots_.push_back(std::move(obj));
+        return static_cast<int>(slots_.size()) - 1 + first_;
+    }
+    void remove(int h)
+    {
+        if (T *p = get(h); p) {
+            slots_[h - first_].reset();
+            free_.push_back(h - first_);
+        }
+    }
+    void clear()
+    {
+        slots_.clear();
+        free_.clear();
+    }
+    template <class F>
+    void for_each(F f) const
+    {
+        for (auto &s : slots_)
+            if (s)
+                f(*s);
+    }
+
+private:
+    int first_;
+    std::vector<std::unique_ptr<T>> slots_;
+    std::vector<int> free_;
+};
+
+// ---------------------------------------------------------------- datatypes
+
+// The scalar a datatype is made of, for reductions and MPI_Get_elements.
+enum class Basic : uint8_t {
+    None, Char, SChar, UChar, Byte, WChar, Short, UShort, Int, UInt, Long, ULong, LongLong, ULongLong,
+    Float, Double, LongDouble, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Bool,
+    FloatComplex, DoubleComplex, LongDoubleComplex, Aint, Offset, Count, Packed,
+    FloatInt, DoubleInt, LongInt, TwoInt, ShortInt, LongDoubleInt,
+    Mixed   // a struct of different basics: no reductions
+};
+
+struct Block {
+    std::ptrdiff_t offset;   // from the element's start (the buffer address)
+    size_t length;
+};
+
+struct Datatype {
+    int handle = 0;
+    bool predefined = false;
+    bool committed = false;
+    size_t size = 0;                 // data bytes in one element
+    std::ptrdiff_t lb = 0, ub = 0;   // extent = ub - lb
+    std::ptrdiff_t true_lb = 0, true_ub = 0;
+    std::vector<Block> blocks;       // one element's data, in type-map order, neighbours merged
+    Basic basic = Basic::None;
+    size_t basic_size = 0;           // data bytes of one basic element (pairs: both members)
+    size_t basic_extent = 0;         // its bytes in memory (pairs: with their padding)
+    std::vector<uint32_t> signature;   // Mixed only: the basics' data sizes, in type-map order
+    std::string name;
+
+    // Set by seal() once the type is built, for the hot paths.
+    bool single_block = false;       // one element's data is one byte range
+    bool dense = false;              // ... and elements follow each other without gaps
+    std::ptrdiff_t data_offset = 0;  // where that range starts
+
+    std::ptrdiff_t extent() const { return ub - lb; }
+    // count elements at buf occupy one byte range starting at buf + data_offset
+    bool contiguous(int count) const { return dense || (single_block && count <= 1); }
+    void seal()
+    {
+        single_block = blocks.size() <= 1;
+        dense = single_block && static_cast<std::ptrdiff_t>(size) == extent();
+        data_offset = blocks.empty() ? 0 : blocks[0].offset;
+    }
+};
+
+// Predefined datatypes are their handle's slot (mpi.h numbers them below
+// 64); derived ones live in a table. Null: not a datatype.
+inline constexpr int kFirstDerivedType = 64;
+extern Datatype g_predefined_types[kFirstDerivedType];
+Datatype *derived_datatype(MPI_Datatype h);
+inline Datatype *datatype(MPI_Datatype h)
+{
+    if (static_cast<unsigned>(h) < static_cast<unsigned>(kFirstDerivedType)) {
+        Datatype &t = g_predefined_types[h];
+        return t.handle ? &t : nullptr;
+    }
+    return derived_datatype(h);
+}
+// Copies count elements at buf into out (size*count bytes), or back.
+void pack(const void *buf, int count, const Datatype &t, std::byte *out);
+// Unpacks at most bytes (a partial last element too).
+void unpack(const std::byte *in, size_t bytes, void *buf, int count, const Datatype &t);
+
+// A message's bytes as the transport sees them: the user's buffer when the
+// datatype is contiguous, else a packed copy owned here.
+struct Wire {
+    std::byte *ptr = nullptr;
+    size_t bytes = 0;
+    std::vector<std::byte> scratch;
+    bool packed = false;
+};
+void wire_for_send(const void *buf, int count, const Datatype &t, Wire *w);
+void wire_for_recv(void *buf, int count, const Datatype &t, Wire *w);
+// After a receive into w: unpack when it was packed.
+void wire_finish_recv(const Wire &w, size_t received, void *buf, int count, const Datatype &t);
+
+// ---------------------------------------------------------------- groups, communicators
+
+struct Group {
+    std::vector<uint32_t> world;   // group rank -> job rank
+    int rank_of_world(uint32_t w) const;   // MPI_UNDEFINED when absent
+    int my_rank() const;
+};
+
+struct Comm {
+    int handle = 0;
+    uint32_t context = 0;          // point-to-point; context + 1 is for collectives
+    int rank = 0, size = 0;
+    std::vector<uint32_t> world;   // comm rank -> job rank
+    std::vector<int> local;        // job rank -> comm rank (-1: not a member); empty: identity
+    MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+    std::string name;
+
+    uint32_t to_world(int r) const { return world[r]; }
+    int from_world(uint32_t w) const
+    {
+        if (local.empty())
+            return static_cast<int>(w);
+        return w < local.size() ? local[w] : -1;
+    }
+    uint32_t coll_context() const { return context + 1; }
+};
+
+extern Table<Comm> g_comms;
+inline Comm *comm(MPI_Comm h) { return g_comms.get(h); }
+MPI_Group make_group(std::vector<uint32_t> world);
+// A new communicator over these job ranks (ordered), with the context that
+// its members agreed on. Returns the handle.
+MPI_Comm make_comm(std::vector<uint32_t> world, uint32_t context, const Comm *parent, const std::string &name);
+// Agrees on a fresh context pair with every member of c (collective over c).
+int agree_context(Comm &c, uint32_t *context);
+
+// ---------------------------------------------------------------- errors
+
+// Reports an error of class cls on c (or MPI_COMM_WORLD's handler when c
+// is null): MPI_ERRORS_ARE_FATAL prints where and why and ends the job;
+// MPI_ERRORS_RETURN records the message for MPI_Error_string and returns
+// cls; a user handler is called first.
+int raise(Comm *c, int cls, const std::string &where, const std::string &why);
+int raise_on_handler(MPI_Errhandler eh, void *object, bool is_win, int cls, const std::string &where,
+                     const std::string &why);
+bool errhandler_valid(MPI_Errhandler eh);
+// The MPI class of a weft status.
+int class_of(int weft_status);
+// The class of a weft failure (never MPI_SUCCESS).
+inline int fail_class(int weft_rc) { return class_of(weft_rc) == MPI_SUCCESS ? MPI_ERR_OTHER : class_of(weft_rc); }
+// weft's message for the last failed call, for `why`.
+std::string weft_why(int weft_status);
+
+bool initialized();
+// Every call that needs MPI_Init: returns MPI_ERR_OTHER (through world's
+// handler, which then cannot abort a job that never started) otherwise.
+#define MPI_NEED_INIT(fn)                                                                          \
+    do {                                                                                           \
+        if (!::weft::mpi::initialized())                                                           \
+            return ::weft::mpi::raise(nullptr, MPI_ERR_OTHER, fn, "MPI is not initialized (call MPI_Init first)"); \
+    } while (0)
+
+// ---------------------------------------------------------------- requests
+
+struct Request {
+    int index = 0;                   // its slot; the handle is index + 1
+    bool live = false;
+    int next_free = -1;
+    enum class Kind { Send, Recv, Done } kind = Kind::Send;
+    weft_request_t req = WEFT_REQUEST_NULL;
+    int comm = MPI_COMM_NULL;
+    void *buf = nullptr;             // receive: where to unpack
+    int count = 0;
+    std::unique_ptr<Datatype> unpack_type;   // a packed receive's type (a copy)
+    Wire wire;                       // a packed send/receive's bytes
+    MPI_Status done_status{};        // Kind::Done: the status to report
+};
+
+// Requests are pooled: a slot is reused through an intrusive free list,
+// so the nonblocking calls allocate nothing once the pool is warm.
+struct RequestPool {
+    std::vector<std::unique_ptr<Request>> slots;
+    int free_head = -1;
+};
+extern RequestPool g_requests;
+MPI_Request grow_requests(Request **out);
+
+inline Request *request(MPI_Request h)
+{
+    const size_t i = static_cast<size_t>(static_cast<unsigned>(h)) - 1;   // 0 (MPI_REQUEST_NULL) wraps
+    if (i >= g_requests.slots.size())
+        return nullptr;
+    Request *r = g_requests.slots[i].get();
+    return r->live ? r : nullptr;
+}
+
+inline MPI_Request new_request(Request **out)
+{
+    if (g_requests.free_head < 0)
+        return grow_requests(out);
+    Request &r = *g_requests.slots[static_cast<size_t>(g_requests.free_head)];
+    g_requests.free_head = r.next_free;
+    r.live = true;
+    r.kind = Request::Kind::Send;
+    r.req = WEFT_REQUEST_NULL;
+    r.comm = MPI_COMM_NULL;
+    r.buf = nullptr;
+    r.count = 0;
+    if (r.unpack_type)
+        r.unpack_type.reset();
+    r.wire.ptr = nullptr;
+    r.wire.bytes = 0;
+    if (r.wire.packed) {
+        r.wire.packed = false;
+        r.wire.scratch.clear();   // keeps its capacity for the next packed message
+    }
+    *out = &r;
+    return r.index + 1;
+}
+
+inline void free_request(MPI_Request h)
+{
+    Request *r = request(h);
+    if (!r)
+        return;
+    r->live = false;
+    r->next_free = g_requests.free_head;
+    g_requests.free_head = r->index;
+}
+// Completes r (which must be done in weft): fills status, unpacks, and
+// returns the MPI error class of the operation (MPI_SUCCESS included).
+int finish_request(Request &r, const weft_msg_status_t &ws, MPI_Status *status);
+
+// Starts a receive (MPI_Irecv's checks and errors).
+int start_recv(const char *fn, void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h,
+               MPI_Request *out);
+// A freed send whose bytes were packed keeps them until weft is done.
+void keep_in_background(weft_request_t req, std::vector<std::byte> data);
+
+// A hook the one-sided layer sets while it has passive-target work: every
+// blocking wait calls it between progress passes.
+extern void (*g_service)();
+
+// Fills an MPI status from a weft one (source translated to c's ranks).
+void to_status(const weft_msg_status_t &ws, const Comm &c, MPI_Status *st);
+void empty_status(MPI_Status *st);   // MPI_PROC_NULL's
+
+// ---------------------------------------------------------------- collectives' transport
+
+// Blocking and nonblocking byte messages on c's collective context,
+// addressed by comm rank.
+int coll_send(const Comm &c, const void *buf, size_t bytes, int to, int tag);
+int coll_recv(const Comm &c, void *buf, size_t bytes, int from, int tag);
+int coll_isend(const Comm &c, const void *buf, size_t bytes, int to, int tag, weft_request_t *r);
+int coll_irecv(const Comm &c, void *buf, size_t bytes, int from, int tag, weft_request_t *r);
+int coll_sendrecv(const Comm &c, const void *sbuf, size_t sbytes, int to, void *rbuf, size_t rbytes, int from,
+                  int tag);
+// Waits for every request; the first failure's weft status.
+int coll_waitall(std::vector<weft_request_t> &reqs);
+// Waits for a weft request; while windows are open, serving them meanwhile.
+int wait_serving(weft_request_t *r, weft_msg_status_t *st);
+inline int wait_one(weft_request_t *r, weft_msg_status_t *st)
+{
+    return g_service ? wait_serving(r, st) : weft_wait(r, st);
+}
+
+// Reductions: inout[i] = op(in[i], inout[i]) for n basic elements.
+bool op_valid_for(MPI_Op op, Basic b);
+void reduce_apply(MPI_Op op, Basic b, const void *in, void *inout, size_t n);
+const char *op_name(MPI_Op op);
+
+// Tags on a communicator's collective context, one per kind of exchange.
+enum CollTag : int {
+    kTagContext = 1, kTagSplit, kTagBarrier, kTagBcast, kTagReduce, kTagAllreduce, kTagGather, kTagScatter,
+    kTagAllgather, kTagAlltoall, kTagWin
+};
+
+// Dissemination barrier on c's collective context.
+int barrier(const Comm &c);
+
+// Called by MPI_Finalize for the one-sided layer (windows still open).
+void windows_finalize();
+void comms_finalize();
+
+} // namespace weft::mpi

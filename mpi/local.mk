@@ -1,0 +1,41 @@
+# mpi/: the MPI subset (libweft_mpi) on weft's public API, its header, the
+# weftcc / weftcxx compiler wrappers and their pkg-config file.
+lib_LTLIBRARIES += libweft_mpi.la
+libweft_mpi_la_SOURCES = \
+	mpi/internal.hpp \
+	mpi/coll.cc \
+	mpi/comm.cc \
+	mpi/datatype.cc \
+	mpi/env.cc \
+	mpi/errors.cc \
+	mpi/op.cc \
+	mpi/p2p.cc \
+	mpi/request.cc \
+	mpi/win.hpp \
+	mpi/win.cc \
+	mpi/win_sync.cc
+libweft_mpi_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)
+libweft_mpi_la_LIBADD = libweft.la
+libweft_mpi_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0
+
+# Installed apart from weft.h so that it never shadows another MPI's mpi.h.
+mpiincludedir = $(includedir)/weft/mpi
+mpiinclude_HEADERS = mpi/include/mpi.h
+
+bin_SCRIPTS = weftcc weftcxx
+CLEANFILES += weftcc weftcxx
+EXTRA_DIST += mpi/weftcc.in
+pkgconfig_DATA += weft-mpi.pc
+
+# One script, configured twice: the compiler it runs is the only difference.
+weftcc weftcxx: $(srcdir)/mpi/weftcc.in Makefile
+	$(AM_V_GEN)lang=`case $@ in weftcxx) echo cxx;; *) echo c;; esac`; \
+	compiler=`case $@ in weftcxx) echo '$(CXX)';; *) echo '$(CC)';; esac`; \
+	sed -e 's|@WRAPPER_LANG[@]|'"$$lang"'|g' \
+	    -e 's|@WRAPPER_COMPILER[@]|'"$$compiler"'|g' \
+	    -e 's|@prefix[@]|$(prefix)|g' -e 's|@exec_prefix[@]|$(exec_prefix)|g' \
+	    -e 's|@includedir[@]|$(includedir)|g' -e 's|@libdir[@]|$(libdir)|g' \
+	    -e 's|@abs_top_srcdir[@]|$(abs_top_srcdir)|g' -e 's|@abs_top_builddir[@]|$(abs_top_builddir)|g' \
+	    -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g' \
+	    -e 's|@WEFT_SAN_FLAGS[@]|$(WEFT_SAN_FLAGS)|g' \
+	    $(srcdir)/mpi/weftcc.in > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@

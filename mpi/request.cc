@@ -1,0 +1,458 @@
+// Requests and their completion: MPI_Wait/Test and the -all/-any/-some
+// families, cancel, free, statuses. Request objects are pooled and reused
+// (a handle is the slot's index + 1), so a nonblocking call allocates
+// nothing once the pool is warm.
+#include <string>
+
+#include "mpi/internal.hpp"
+
+namespace weft::mpi {
+
+void (*g_service)() = nullptr;
+
+namespace {
+
+
+// Is r finished? Progresses once when it is not (weft_test does).
+bool test_one(Request &r, weft_msg_status_t *ws, int *rc)
+{
+    if (r.kind == Request::Kind::Done) {
+        *rc = WEFT_SUCCESS;
+        return true;
+    }
+    int done = 0;
+    *rc = weft_test(&r.req, &done, ws);
+    if (*rc != WEFT_SUCCESS && !done) {
+        // weft refused the test itself (a broken request): treat as done with that error.
+        ws->error = *rc;
+        return true;
+    }
+    return done != 0;
+}
+
+// Completes r and frees its handle; the MPI class, after calling the
+// communicator's handler when it is an error (fn names the call).
+int complete(MPI_Request *h, Request &r, const weft_msg_status_t &ws, MPI_Status *status, const char *fn,
+             bool raise_errors)
+{
+    const int cls = finish_request(r, ws, status);
+    const MPI_Comm ch = r.comm;
+    const bool recv = r.kind == Request::Kind::Recv;
+    const size_t posted = r.wire.bytes;
+    free_request(*h);
+    *h = MPI_REQUEST_NULL;
+    if (cls == MPI_SUCCESS || !raise_errors)
+        return cls;
+    std::string why = cls == MPI_ERR_TRUNCATE && recv
+                          ? "the message is longer than the receive buffer (" + std::to_string(posted) + " bytes)"
+                          : weft_why(ws.error);
+    return raise(comm(ch), cls, fn, why);
+}
+
+} // namespace
+
+RequestPool g_requests;
+
+MPI_Request grow_requests(Request **out)
+{
+    g_requests.slots.push_back(std::make_unique<Request>());
+    Request &r = *g_requests.slots.back();
+    r.index = static_cast<int>(g_requests.slots.size()) - 1;
+    r.live = true;
+    *out = &r;
+    return r.index + 1;
+}
+
+void empty_status(MPI_Status *st)
+{
+    if (!st)
+        return;
+    st->MPI_SOURCE = MPI_PROC_NULL;
+    st->MPI_TAG = MPI_ANY_TAG;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->weft_cancelled_ = 0;
+    st->weft_bytes_ = 0;
+}
+
+void to_status(const weft_msg_status_t &ws, const Comm &c, MPI_Status *st)
+{
+    if (!st)
+        return;
+    st->MPI_SOURCE = ws.source == WEFT_ANY_SOURCE ? MPI_ANY_SOURCE : c.from_world(ws.source);
+    st->MPI_TAG = ws.tag;
+    st->MPI_ERROR = ws.error == WEFT_ERR_CANCELED ? MPI_SUCCESS : class_of(ws.error);
+    if (ws.error != WEFT_SUCCESS && st->MPI_ERROR == MPI_SUCCESS && ws.error != WEFT_ERR_CANCELED)
+        st->MPI_ERROR = MPI_ERR_OTHER;
+    st->weft_cancelled_ = ws.error == WEFT_ERR_CANCELED;
+    st->weft_bytes_ = ws.count;
+}
+
+int finish_request(Request &r, const weft_msg_status_t &ws, MPI_Status *status)
+{
+    switch (r.kind) {
+    case Request::Kind::Done:
+        if (status)
+            *status = r.done_status;
+        return r.done_status.MPI_ERROR;
+    case Request::Kind::Recv: {
+        if (r.wire.packed && r.unpack_type && ws.error != WEFT_ERR_CANCELED)
+            wire_finish_recv(r.wire, ws.count, r.buf, r.count, *r.unpack_type);
+        const Comm *c = comm(r.comm);
+        if (status) {
+            if (c) {
+                to_status(ws, *c, status);
+            } else {   // the communicator was freed meanwhile: job ranks
+                Comm none;
+                to_status(ws, none, status);
+            }
+        }
+        if (ws.error == WEFT_SUCCESS || ws.error == WEFT_ERR_CANCELED)
+            return MPI_SUCCESS;
+        return fail_class(ws.error);
+    }
+    case Request::Kind::Send:
+        if (status) {
+            empty_status(status);
+            status->MPI_SOURCE = MPI_ANY_SOURCE;
+            status->MPI_ERROR = ws.error == WEFT_SUCCESS ? MPI_SUCCESS : fail_class(ws.error);
+        }
+        return ws.error == WEFT_SUCCESS ? MPI_SUCCESS : fail_class(ws.error);
+    }
+    return MPI_ERR_INTERN;
+}
+
+int wait_serving(weft_request_t *r, weft_msg_status_t *st)
+{
+    for (;;) {
+        int done = 0;
+        int rc = weft_test(r, &done, st);
+        if (done || rc != WEFT_SUCCESS)
+            return rc;
+        g_service();
+    }
+}
+
+} // namespace weft::mpi
+
+using namespace weft::mpi;
+
+extern "C" {
+
+int MPI_Wait(MPI_Request *h, MPI_Status *status)
+{
+    if (!h)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Wait", "request is NULL");
+    if (*h == MPI_REQUEST_NULL) {
+        empty_status(status);
+        if (status)
+            status->MPI_SOURCE = MPI_ANY_SOURCE;
+        return MPI_SUCCESS;
+    }
+    Request *r = request(*h);
+    if (!r)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Wait",
+                     "request " + std::to_string(*h) + " is not valid (completed or freed already?)");
+    weft_msg_status_t ws{};
+    if (r->kind != Request::Kind::Done) {
+        if (int rc = wait_one(&r->req, &ws); rc != WEFT_SUCCESS && ws.error == WEFT_SUCCESS)
+            ws.error = rc;
+        if (ws.error == WEFT_SUCCESS && !status && !r->wire.packed) {   // as in MPI_Waitall
+            free_request(*h);
+            *h = MPI_REQUEST_NULL;
+            return MPI_SUCCESS;
+        }
+    }
+    return complete(h, *r, ws, status, "MPI_Wait", true);
+}
+
+int MPI_Test(MPI_Request *h, int *flag, MPI_Status *status)
+{
+    if (!h || !flag)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Test", "request and flag must not be NULL");
+    *flag = 0;
+    if (*h == MPI_REQUEST_NULL) {
+        *flag = 1;
+        empty_status(status);
+        if (status)
+            status->MPI_SOURCE = MPI_ANY_SOURCE;
+        return MPI_SUCCESS;
+    }
+    Request *r = request(*h);
+    if (!r)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Test", "request " + std::to_string(*h) + " is not valid");
+    if (g_service)
+        g_service();
+    weft_msg_status_t ws{};
+    int rc;
+    if (!test_one(*r, &ws, &rc))
+        return MPI_SUCCESS;
+    *flag = 1;
+    return complete(h, *r, ws, status, "MPI_Test", true);
+}
+
+namespace {
+
+int check_array(const char *fn, int n, MPI_Request reqs[])
+{
+    if (n < 0 || (n > 0 && !reqs))
+        return raise(nullptr, MPI_ERR_ARG, fn, "count is negative or the request array is NULL");
+    for (int i = 0; i < n; ++i)
+        if (reqs[i] != MPI_REQUEST_NULL && !request(reqs[i]))
+            return raise(nullptr, MPI_ERR_REQUEST, fn,
+                         "requests[" + std::to_string(i) + "] = " + std::to_string(reqs[i]) + " is not valid");
+    return MPI_SUCCESS;
+}
+
+// The -all calls' error: MPI_ERR_IN_STATUS when statuses say which failed.
+int all_error(const char *fn, MPI_Comm first_comm, int first_cls, bool have_statuses)
+{
+    if (first_cls == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return raise(comm(first_comm), have_statuses ? MPI_ERR_IN_STATUS : first_cls, fn,
+                 std::string("a request failed: ") + "see the MPI_ERROR field of its status");
+}
+
+// One pass over the requests: completes those that are done (up to
+// `limit`), recording their indices. Returns how many completed.
+int sweep(int n, MPI_Request reqs[], int limit, int indices[], MPI_Status statuses[], bool compact,
+          MPI_Comm *first_comm, int *first_cls)
+{
+    int k = 0;
+    for (int i = 0; i < n && k < limit; ++i) {
+        if (reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        Request *r = request(reqs[i]);
+        weft_msg_status_t ws{};
+        int rc;
+        if (!test_one(*r, &ws, &rc))
+            continue;
+        const MPI_Comm ch = r->comm;
+        MPI_Status *st = statuses ? &statuses[compact ? k : i] : nullptr;
+        const int cls = complete(&reqs[i], *r, ws, st, "", false);
+        if (cls != MPI_SUCCESS && *first_cls == MPI_SUCCESS) {
+            *first_cls = cls;
+            *first_comm = ch;
+        }
+        if (indices)
+            indices[k] = i;
+        ++k;
+    }
+    return k;
+}
+
+bool all_null(int n, const MPI_Request reqs[])
+{
+    for (int i = 0; i < n; ++i)
+        if (reqs[i] != MPI_REQUEST_NULL)
+            return false;
+    return true;
+}
+
+} // namespace
+
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+{
+    if (n < 0 || (n > 0 && !reqs))
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Waitall", "count is negative or the request array is NULL");
+    MPI_Comm first_comm = MPI_COMM_NULL;
+    int first_cls = MPI_SUCCESS;
+    for (int i = 0; i < n; ++i) {
+        MPI_Status *st = statuses ? &statuses[i] : nullptr;
+        if (reqs[i] == MPI_REQUEST_NULL) {
+            empty_status(st);
+            if (st)
+                st->MPI_SOURCE = MPI_ANY_SOURCE;
+            continue;
+        }
+        Request *r = request(reqs[i]);
+        if (!r)   // the ones before it are complete, as MPI_Wait would have left them
+            return raise(nullptr, MPI_ERR_REQUEST, "MPI_Waitall",
+                         "requests[" + std::to_string(i) + "] = " + std::to_string(reqs[i]) + " is not valid");
+        weft_msg_status_t ws{};
+        if (r->kind != Request::Kind::Done)
+            if (int rc = wait_one(&r->req, &ws); rc != WEFT_SUCCESS && ws.error == WEFT_SUCCESS)
+                ws.error = rc;
+        // The common case: a contiguous send or receive that went well and
+        // whose status nobody wants.
+        if (ws.error == WEFT_SUCCESS && !st && !r->wire.packed && r->kind != Request::Kind::Done) {
+            free_request(reqs[i]);
+            reqs[i] = MPI_REQUEST_NULL;
+            continue;
+        }
+        const MPI_Comm ch = r->comm;
+        const int cls = complete(&reqs[i], *r, ws, st, "MPI_Waitall", false);
+        if (cls != MPI_SUCCESS && first_cls == MPI_SUCCESS) {
+            first_cls = cls;
+            first_comm = ch;
+        }
+    }
+    return all_error("MPI_Waitall", first_comm, first_cls, statuses != MPI_STATUSES_IGNORE);
+}
+
+int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    if (int rc = check_array("MPI_Testall", n, reqs))
+        return rc;
+    if (!flag)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Testall", "flag is NULL");
+    // All or nothing: a request weft finished is settled (its status kept
+    // in it) and completed only when every one is done.
+    if (g_service)
+        g_service();
+    *flag = 0;
+    bool all = true;
+    for (int i = 0; i < n; ++i) {
+        if (reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        Request *r = request(reqs[i]);
+        if (r->kind == Request::Kind::Done)
+            continue;
+        weft_msg_status_t ws{};
+        int rc;
+        if (!test_one(*r, &ws, &rc)) {
+            all = false;
+            continue;
+        }
+        MPI_Status st;
+        finish_request(*r, ws, &st);
+        r->kind = Request::Kind::Done;
+        r->done_status = st;
+    }
+    if (!all)
+        return MPI_SUCCESS;
+    *flag = 1;
+    return MPI_Waitall(n, reqs, statuses);
+}
+
+int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+    if (int rc = check_array("MPI_Waitany", n, reqs))
+        return rc;
+    if (!index)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Waitany", "index is NULL");
+    if (all_null(n, reqs)) {
+        *index = MPI_UNDEFINED;
+        empty_status(status);
+        if (status)
+            status->MPI_SOURCE = MPI_ANY_SOURCE;
+        return MPI_SUCCESS;
+    }
+    MPI_Comm first_comm = MPI_COMM_NULL;
+    int first_cls = MPI_SUCCESS;
+    for (;;) {
+        int idx;
+        if (sweep(n, reqs, 1, &idx, status, true, &first_comm, &first_cls) == 1) {
+            *index = idx;
+            return first_cls == MPI_SUCCESS ? MPI_SUCCESS : raise(comm(first_comm), first_cls, "MPI_Waitany",
+                                                                  "the completed request failed");
+        }
+        if (g_service)
+            g_service();
+    }
+}
+
+int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    if (int rc = check_array("MPI_Testany", n, reqs))
+        return rc;
+    if (!index || !flag)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Testany", "index and flag must not be NULL");
+    *flag = 0;
+    *index = MPI_UNDEFINED;
+    if (all_null(n, reqs)) {
+        *flag = 1;
+        empty_status(status);
+        if (status)
+            status->MPI_SOURCE = MPI_ANY_SOURCE;
+        return MPI_SUCCESS;
+    }
+    if (g_service)
+        g_service();
+    MPI_Comm first_comm = MPI_COMM_NULL;
+    int first_cls = MPI_SUCCESS;
+    int idx;
+    if (sweep(n, reqs, 1, &idx, status, true, &first_comm, &first_cls) == 1) {
+        *flag = 1;
+        *index = idx;
+    }
+    return first_cls == MPI_SUCCESS ? MPI_SUCCESS
+                                    : raise(comm(first_comm), first_cls, "MPI_Testany", "the completed request failed");
+}
+
+int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    if (int rc = check_array("MPI_Waitsome", n, reqs))
+        return rc;
+    if (!outcount || (n > 0 && !indices))
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Waitsome", "outcount and indices must not be NULL");
+    if (all_null(n, reqs)) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    MPI_Comm first_comm = MPI_COMM_NULL;
+    int first_cls = MPI_SUCCESS;
+    int k;
+    while ((k = sweep(n, reqs, n, indices, statuses, true, &first_comm, &first_cls)) == 0)
+        if (g_service)
+            g_service();
+    *outcount = k;
+    return all_error("MPI_Waitsome", first_comm, first_cls, statuses != MPI_STATUSES_IGNORE);
+}
+
+int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+    if (int rc = check_array("MPI_Testsome", n, reqs))
+        return rc;
+    if (!outcount || (n > 0 && !indices))
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Testsome", "outcount and indices must not be NULL");
+    if (all_null(n, reqs)) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    if (g_service)
+        g_service();
+    MPI_Comm first_comm = MPI_COMM_NULL;
+    int first_cls = MPI_SUCCESS;
+    *outcount = sweep(n, reqs, n, indices, statuses, true, &first_comm, &first_cls);
+    return all_error("MPI_Testsome", first_comm, first_cls, statuses != MPI_STATUSES_IGNORE);
+}
+
+int MPI_Request_free(MPI_Request *h)
+{
+    if (!h)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Request_free", "request is NULL");
+    Request *r = request(*h);
+    if (!r)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Request_free", "request is not valid");
+    if (r->kind == Request::Kind::Send && r->wire.packed)
+        keep_in_background(r->req, std::move(r->wire.scratch));   // its bytes stay until sent
+    else if (r->kind != Request::Kind::Done)
+        weft_request_free(&r->req);
+    free_request(*h);
+    *h = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Cancel(MPI_Request *h)
+{
+    if (!h)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Cancel", "request is NULL");
+    Request *r = request(*h);
+    if (!r)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Cancel", "request is not valid");
+    // Receives not yet matched are canceled; sends complete as usual (MPI
+    // lets a cancel of a send fail; MPI_Test_cancelled then says false).
+    if (r->kind == Request::Kind::Recv)
+        weft_cancel(&r->req);
+    return MPI_SUCCESS;
+}
+
+int MPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    if (!status || !flag)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Test_cancelled", "status and flag must not be NULL");
+    *flag = status->weft_cancelled_;
+    return MPI_SUCCESS;
+}
+
+} // extern "C"

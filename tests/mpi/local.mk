@@ -1,0 +1,89 @@
+# tests/mpi: MPI programs (each prints "No Errors" when every check held),
+# built against libweft_mpi like any user program, and run by
+# run-suite.sh under weftrun at 1-4 ranks over self+scif and self+tcp
+# (suite.sh). wrapper.sh tests weftcc/weftcxx themselves. osu_pt2pt is the
+# MPI-only benchmark bench.sh builds with weftcc, mpicc.openmpi and
+# mpicc.mpich.
+mpi_test_cppflags = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include
+mpi_test_ldflags = $(AM_LDFLAGS) -no-install
+
+check_PROGRAMS += tests/mpi/p2p_basic
+tests_mpi_p2p_basic_SOURCES = tests/mpi/p2p_basic.c tests/mpi/mtest.h
+tests_mpi_p2p_basic_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_p2p_basic_LDADD = libweft_mpi.la libweft.la
+tests_mpi_p2p_basic_LDFLAGS = $(mpi_test_ldflags)
+
+check_PROGRAMS += tests/mpi/p2p_order
+tests_mpi_p2p_order_SOURCES = tests/mpi/p2p_order.c tests/mpi/mtest.h
+tests_mpi_p2p_order_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_p2p_order_LDADD = libweft_mpi.la libweft.la
+tests_mpi_p2p_order_LDFLAGS = $(mpi_test_ldflags)
+
+check_PROGRAMS += tests/mpi/p2p_truncate
+tests_mpi_p2p_truncate_SOURCES = tests/mpi/p2p_truncate.c tests/mpi/mtest.h
+tests_mpi_p2p_truncate_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_p2p_truncate_LDADD = libweft_mpi.la libweft.la
+tests_mpi_p2p_truncate_LDFLAGS = $(mpi_test_ldflags)
+
+check_PROGRAMS += tests/mpi/p2p_probe_cancel
+tests_mpi_p2p_probe_cancel_SOURCES = tests/mpi/p2p_probe_cancel.c tests/mpi/mtest.h
+tests_mpi_p2p_probe_cancel_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_p2p_probe_cancel_LDADD = libweft_mpi.la libweft.la
+tests_mpi_p2p_probe_cancel_LDFLAGS = $(mpi_test_ldflags)
+
+check_PROGRAMS += tests/mpi/datatypes
+tests_mpi_datatypes_SOURCES = tests/mpi/datatypes.c tests/mpi/mtest.h
+tests_mpi_datatypes_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_datatypes_LDADD = libweft_mpi.la libweft.la
+tests_mpi_datatypes_LDFLAGS = $(mpi_test_ldflags)
+
+check_PROGRAMS += tests/mpi/comm
+tests_mpi_comm_SOURCES = tests/mpi/comm.c tests/mpi/mtest.h
+tests_mpi_comm_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_comm_LDADD = libweft_mpi.la libweft.la
+tests_mpi_comm_LDFLAGS = $(mpi_test_ldflags)
+
+check_PROGRAMS += tests/mpi/coll
+tests_mpi_coll_SOURCES = tests/mpi/coll.c tests/mpi/mtest.h
+tests_mpi_coll_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_coll_LDADD = libweft_mpi.la libweft.la
+tests_mpi_coll_LDFLAGS = $(mpi_test_ldflags)
+
+check_PROGRAMS += tests/mpi/onesided
+tests_mpi_onesided_SOURCES = tests/mpi/onesided.c tests/mpi/mtest.h
+tests_mpi_onesided_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_onesided_LDADD = libweft_mpi.la libweft.la
+tests_mpi_onesided_LDFLAGS = $(mpi_test_ldflags)
+
+check_PROGRAMS += tests/mpi/win_basic
+tests_mpi_win_basic_SOURCES = tests/mpi/win_basic.c tests/mpi/mtest.h
+tests_mpi_win_basic_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_win_basic_LDADD = libweft_mpi.la libweft.la
+tests_mpi_win_basic_LDFLAGS = $(mpi_test_ldflags)
+
+check_PROGRAMS += tests/mpi/errhandler
+tests_mpi_errhandler_SOURCES = tests/mpi/errhandler.c tests/mpi/mtest.h
+tests_mpi_errhandler_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_errhandler_LDADD = libweft_mpi.la libweft.la
+tests_mpi_errhandler_LDFLAGS = $(mpi_test_ldflags)
+
+check_PROGRAMS += tests/mpi/init_thread
+tests_mpi_init_thread_SOURCES = tests/mpi/init_thread.c tests/mpi/mtest.h
+tests_mpi_init_thread_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_init_thread_LDADD = libweft_mpi.la libweft.la
+tests_mpi_init_thread_LDFLAGS = $(mpi_test_ldflags)
+
+check_PROGRAMS += tests/mpi/errors_fatal
+tests_mpi_errors_fatal_SOURCES = tests/mpi/errors_fatal.c tests/mpi/mtest.h
+tests_mpi_errors_fatal_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_errors_fatal_LDADD = libweft_mpi.la libweft.la
+tests_mpi_errors_fatal_LDFLAGS = $(mpi_test_ldflags)
+
+check_PROGRAMS += tests/mpi/osu_pt2pt
+tests_mpi_osu_pt2pt_SOURCES = tests/mpi/osu_pt2pt.c
+tests_mpi_osu_pt2pt_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_osu_pt2pt_LDADD = libweft_mpi.la libweft.la
+tests_mpi_osu_pt2pt_LDFLAGS = $(mpi_test_ldflags)
+
+TESTS += tests/mpi/suite.sh tests/mpi/wrapper.sh
+EXTRA_DIST += tests/mpi/suite.sh tests/mpi/wrapper.sh tests/mpi/run-suite.sh tests/mpi/bench.sh
