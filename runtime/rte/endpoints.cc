@@ -138,6 +138,8 @@ Status Endpoints::start(uint32_t rank)
         }
         ep->runtime_ctx = &p;
         p.endpoints[k] = ep;
+        if (connecting_fn_)
+            connecting_fn_(connecting_ctx_, om.module);
     }
     // A module may report CONNECTED at once through ep->state.
     bool all = true;

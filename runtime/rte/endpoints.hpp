@@ -68,6 +68,13 @@ public:
         failed_fn_ = fn;
         failed_ctx_ = ctx;
     }
+    // Called with each module this side starts connecting through, so its
+    // handshake is progressed on every pass from the start.
+    void set_connecting_callback(void (*fn)(void *, weft_btl_module_t *), void *ctx)
+    {
+        connecting_fn_ = fn;
+        connecting_ctx_ = ctx;
+    }
     // The peer's state, for the engine's fast path; null if never resolved.
     Peer *peer(uint32_t rank) const { return find(rank); }
 
@@ -83,6 +90,8 @@ private:
     std::set<weft_peer_class_t> classes_logged_;
     void (*failed_fn_)(void *, uint32_t, const std::string &) = nullptr;
     void *failed_ctx_ = nullptr;
+    void (*connecting_fn_)(void *, weft_btl_module_t *) = nullptr;
+    void *connecting_ctx_ = nullptr;
     void notify_failed(const Peer &p);
 };
 

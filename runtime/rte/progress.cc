@@ -30,7 +30,7 @@ ProgressEngine::~ProgressEngine()
 
 void ProgressEngine::add(PollFn fn, void *ctx, int fd, unsigned every, PrepareFn prepare)
 {
-    sources_.push_back({fn, ctx, fd, every ? every : 1, prepare});
+    sources_.push_back({fn, ctx, fd, every ? every : 1, prepare, false});
     if (fd == kNoWake)
         return;
     if (fd < 0) {
@@ -81,9 +81,10 @@ int ProgressEngine::progress()
 {
     int events = 0;
     const unsigned pass = pass_++;
-    for (const Source &s : sources_) {
-        if (s.every != 1 && pass % s.every != 0)
+    for (Source &s : sources_) {
+        if (s.every != 1 && pass % s.every != 0 && !s.due)
             continue;
+        s.due = false;
         int n = s.fn(s.ctx);
         if (n > 0)
             events += n;
@@ -108,7 +109,11 @@ void ProgressEngine::idle(int idle_passes)
             if (s.prepare && s.prepare(s.ctx) > 0)
                 return;
         epoll_event evs[8];
-        (void)::epoll_wait(epoll_fd_, evs, 8, kMaxBlockMs);
+        const int n = ::epoll_wait(epoll_fd_, evs, 8, kMaxBlockMs);
+        for (int i = 0; i < n; ++i)
+            for (Source &s : sources_)
+                if (s.fd == evs[i].data.fd)
+                    s.due = true;   // a rarely polled source that has work
         return;
     }
 }

@@ -94,7 +94,14 @@ private:
     // on its way costs a spin, not a wake-up (~35 us on this kind of VM).
     static constexpr int kSpinBeforeBlock = 64;
     void idle(int idle_passes);
-    struct Source { PollFn fn; void *ctx; int fd; unsigned every; PrepareFn prepare; };
+    struct Source {
+        PollFn fn;
+        void *ctx;
+        int fd;
+        unsigned every;
+        PrepareFn prepare;
+        bool due = false;   // its descriptor woke a blocking wait: poll on the next pass
+    };
     unsigned pass_ = 0;
     std::vector<Source> sources_;
     ProgressMode mode_ = ProgressMode::Busy;

@@ -102,6 +102,8 @@ Status Runtime::setup()
                 rt->failed_fn_(rt->failed_ctx_, rank, why);
         },
         this);
+    endpoints_->set_connecting_callback(
+        [](void *ctx, weft_btl_module_t *m) { static_cast<Runtime *>(ctx)->note_in_use(m); }, this);
     engine_ = std::make_unique<engine::Engine>(*this);
     if (Status st = engine_->init(); !st.ok())
         return st;

@@ -127,3 +127,21 @@ TEST(ProgressEngine, BlockingWaitWakesOnDescriptor)
     writer.join();
     ::close(s.fd);
 }
+
+TEST(ProgressEngine, ARarelyPolledSourceIsPolledWhenItsDescriptorWakesTheWait)
+{
+    // A cold module (polled one pass in many) whose descriptor fires while
+    // the process blocks: the next pass polls it, not the 2^30th.
+    ProgressEngine pe;
+    FdSource s{::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
+    ASSERT_GE(s.fd, 0);
+    pe.add(drain_fd, &s, s.fd, 1u << 30);
+    pe.set_mode(ProgressMode::Block, "test");
+    ASSERT_EQ(pe.effective_mode(), ProgressMode::Block);
+    EXPECT_EQ(pe.progress(), 0);   // pass 0 polls every source: nothing yet
+    uint64_t one = 1;
+    ASSERT_EQ(::write(s.fd, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+    EXPECT_TRUE(pe.wait_until([&] { return s.seen == 1; }, std::chrono::seconds(5)))
+        << "the source was not polled after its descriptor woke the wait";
+    ::close(s.fd);
+}
