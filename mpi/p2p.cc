@@ -372,13 +372,20 @@ int MPI_Recv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Com
     if (c && t && t->committed && count >= 0 && (tag >= 0 || tag == MPI_ANY_TAG) &&
         (source == MPI_ANY_SOURCE || (source >= 0 && source < c->size)) && t->contiguous(count)) {
         std::byte *p = static_cast<std::byte *>(buf) + t->data_offset;
-        weft_request_t q;
         const size_t bytes = t->size * static_cast<size_t>(count);
-        int rc = weft_irecv_ctx(p, bytes, weft_source(*c, source), tag, c->context, &q);
         weft_msg_status_t ws{};
-        if (rc == WEFT_SUCCESS)
-            rc = wait_one(&q, &ws);
-        else
+        int rc;
+        if (!g_service) {
+            // No one-sided traffic to serve while waiting: the engine's
+            // blocking receive (no request object).
+            rc = weft_recv_ctx(p, bytes, weft_source(*c, source), tag, c->context, &ws);
+        } else {
+            weft_request_t q;
+            rc = weft_irecv_ctx(p, bytes, weft_source(*c, source), tag, c->context, &q);
+            if (rc == WEFT_SUCCESS)
+                rc = wait_one(&q, &ws);
+        }
+        if (rc != WEFT_SUCCESS && ws.error == WEFT_SUCCESS)
             ws.error = rc;
         if (status)
             to_status(ws, *c, status);

@@ -160,16 +160,19 @@ int weft_irecv(void *buf, size_t len, uint32_t source, int32_t tag, weft_request
 
 int weft_send(const void *buf, size_t len, uint32_t dest, int32_t tag)
 {
+    if (Engine *fast = weft::engine::g_engine_for_callbacks;
+        fast && fast->send_now(buf, len, dest, tag, weft::engine::kTaggedContextUser) == WEFT_SUCCESS)
+        return WEFT_SUCCESS;
     ENGINE_OR_RETURN("weft_send");
     return result(e->send(buf, len, dest, tag, weft::engine::kTaggedContextUser));
 }
 
 int weft_recv(void *buf, size_t len, uint32_t source, int32_t tag, weft_msg_status_t *status)
 {
-    weft_request_t req;
-    if (int rc = weft_irecv(buf, len, source, tag, &req); rc != WEFT_SUCCESS)
-        return rc;
-    return weft_wait(&req, status);
+    ENGINE_OR_RETURN("weft_recv");
+    Status error;
+    const int rc = e->recv(buf, len, source, tag, weft::engine::kTaggedContextUser, status, &error);
+    return rc == WEFT_SUCCESS ? rc : weft::rt::api_fail(error);
 }
 
 namespace {
@@ -200,6 +203,10 @@ int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint
 
 int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
 {
+    if (Engine *fast = weft::engine::g_engine_for_callbacks;
+        fast && (context == WEFT_CONTEXT_DEFAULT || context >= WEFT_CONTEXT_FIRST_FREE) &&
+        fast->send_now(buf, len, dest, tag, context) == WEFT_SUCCESS)
+        return WEFT_SUCCESS;
     ENGINE_OR_RETURN("weft_send_ctx");
     if (bad_context("weft_send_ctx", context, &rc_))
         return rc_;
@@ -212,6 +219,16 @@ int weft_irecv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t
     if (bad_context("weft_irecv_ctx", context, &rc_))
         return rc_;
     return result(e->irecv(buf, len, source, tag, context, req));
+}
+
+int weft_recv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_msg_status_t *status)
+{
+    ENGINE_OR_RETURN("weft_recv_ctx");
+    if (bad_context("weft_recv_ctx", context, &rc_))
+        return rc_;
+    Status error;
+    const int rc = e->recv(buf, len, source, tag, context, status, &error);
+    return rc == WEFT_SUCCESS ? rc : weft::rt::api_fail(error);
 }
 
 int weft_iprobe_ctx(uint32_t source, int32_t tag, uint32_t context, int *flag, weft_msg_status_t *status)

@@ -268,10 +268,26 @@ public:
                  weft_request_t *req);
     Status irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
                  weft_request_t *req);
+    // irecv's argument checks, with fn in the messages.
+    Status check_recv(const char *fn, const void *buf, size_t len, uint32_t source, int32_t tag) const;
+    // Fills a receive request; matches it against the unexpected queue or posts it.
+    void start_recv(Request *r, void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context);
     // Blocking send without a request object when it can complete at once.
     Status send(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);
+    // The small-message path of send: WEFT_SUCCESS if the message went out
+    // eagerly at once, else a code and nothing sent (send() then says why
+    // or queues it). No Status: building one costs as much as the check.
+    int send_now(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);
+    // Blocking receive; its request lives on the stack, not in the pool
+    // (nothing outside this call can name it). status may be null. Returns
+    // the status code; *error gets the message when it is not success.
+    int recv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
+             weft_msg_status_t *status, Status *error);
     Request *request(weft_request_t r);
     void free_request(Request *r);
+    // What free_request does but return the slot: off the posted list, its
+    // MD released (or left to finish its data).
+    void detach_request(Request *r);
     void cancel(Request *r);
     // The handle goes; an unfinished send completes (and is freed) later.
     void release_request(Request *r);

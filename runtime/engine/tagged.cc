@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <weft/component_util.hpp>
+
 #include "engine/engine.hpp"
 #include "rte/runtime.hpp"
 
@@ -28,6 +30,12 @@ Request *Engine::request(weft_request_t r)
 
 void Engine::free_request(Request *r)
 {
+    detach_request(r);
+    requests_.free(r);
+}
+
+void Engine::detach_request(Request *r)
+{
     if (r->posted)
         unpost(r);
     // A receive whose data is still moving: its MD goes when it is idle.
@@ -37,8 +45,8 @@ void Engine::free_request(Request *r)
             md->unlink_when_idle = true;
         else
             md_release(md, false);
+        r->md = nullptr;
     }
-    requests_.free(r);
 }
 
 void Engine::cancel(Request *r)
@@ -144,6 +152,13 @@ int Engine::try_eager(PeerState &ps, uint64_t bits, const void *buf, size_t len)
     return rc;
 }
 
+int Engine::send_now(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
+{
+    if (tag < 0 || dest >= job_size_ || (!buf && len) || !peers_[dest] || peers_[dest]->failed)
+        return WEFT_ERR_AGAIN;
+    return try_eager(*peers_[dest], tag_bits(context, tag), buf, len);
+}
+
 Status Engine::send(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
 {
     // Fast path: connected, nothing queued, eager: straight to the module.
@@ -167,30 +182,29 @@ Status Engine::send(const void *buf, size_t len, uint32_t dest, int32_t tag, uin
     return Status::success();
 }
 
-Status Engine::irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
-                     weft_request_t *out)
+Status Engine::check_recv(const char *fn, const void *buf, size_t len, uint32_t source, int32_t tag) const
 {
-    if (!out)
-        return bad("weft_irecv: req is NULL");
     if (tag < 0 && tag != WEFT_ANY_TAG)
-        return bad("weft_irecv: tag " + std::to_string(tag) + " (tags are >= 0, or WEFT_ANY_TAG)");
+        return bad(std::string(fn) + ": tag " + std::to_string(tag) + " (tags are >= 0, or WEFT_ANY_TAG)");
     if (!buf && len)
-        return bad("weft_irecv: buf is NULL with len " + std::to_string(len));
+        return bad(std::string(fn) + ": buf is NULL with len " + std::to_string(len));
     if (source != WEFT_ANY_SOURCE && source >= job_size_)
-        return bad("weft_irecv: source " + std::to_string(source) + " is not in the job (size " +
+        return bad(std::string(fn) + ": source " + std::to_string(source) + " is not in the job (size " +
                    std::to_string(job_size_) + ")");
     if (source != WEFT_ANY_SOURCE && peers_[source] && peers_[source]->failed)
-        return Status(WEFT_ERR_UNREACHABLE, "weft_irecv from rank " + std::to_string(source) + ": " +
-                                                peers_[source]->failure);
-    uint64_t rh;
-    Request *r = requests_.alloc(&rh);
+        return Status(WEFT_ERR_UNREACHABLE,
+                      std::string(fn) + " from rank " + std::to_string(source) + ": " + peers_[source]->failure);
+    return Status::success();
+}
+
+void Engine::start_recv(Request *r, void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context)
+{
     r->is_recv = true;
     r->buf = buf;
     r->len = len;
     r->source = source;
     r->bits = tag_bits(context, tag == WEFT_ANY_TAG ? 0 : tag);
     r->ignore = tag == WEFT_ANY_TAG ? 0xffffffffull : 0;
-    *out = reinterpret_cast<weft_request_t>(rh);
     // A message that already arrived matches first (MPI order).
     if (portals_[WEFT_PT_TAGGED].uq_head)
         if (Unexpected *u = take_unexpected(WEFT_PT_TAGGED, source, r->bits, r->ignore)) {
@@ -199,10 +213,52 @@ Status Engine::irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32
             else
                 land_by_md(r, u->info, u->data());
             unexpected_.free(u);
-            return Status::success();
+            return;
         }
     post_recv(r);
+}
+
+Status Engine::irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
+                     weft_request_t *out)
+{
+    if (!out)
+        return bad("weft_irecv: req is NULL");
+    if (Status st = check_recv("weft_irecv", buf, len, source, tag); !st.ok())
+        return st;
+    uint64_t rh;
+    Request *r = requests_.alloc(&rh);
+    *out = reinterpret_cast<weft_request_t>(rh);
+    start_recv(r, buf, len, source, tag, context);
     return Status::success();
+}
+
+int Engine::recv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
+                 weft_msg_status_t *status, Status *error)
+{
+    const bool args_ok = (tag >= 0 || tag == WEFT_ANY_TAG) && (buf || !len) &&
+                         (source == WEFT_ANY_SOURCE ||
+                          (source < job_size_ && !(peers_[source] && peers_[source]->failed)));
+    if (!args_ok) {
+        *error = check_recv("weft_recv", buf, len, source, tag);
+        return error->code();
+    }
+    Request r;
+    start_recv(&r, buf, len, source, tag, context);
+    if (!r.done)
+        rt_.progress().wait_until([&r] { return r.done; }, std::chrono::hours(24 * 365));
+    detach_request(&r);   // a receive still posted (the wait ran out) or whose MD still moves data
+    if (status)
+        *status = r.status;
+    const int rc = r.done ? r.status.error : WEFT_ERR_TIMEOUT;
+    if (rc == WEFT_SUCCESS)
+        return rc;
+    if (rc == WEFT_ERR_TRUNCATED)
+        *error = Status(rc, "weft_recv: the message is longer than the buffer (" + std::to_string(r.status.count) +
+                                " bytes kept)");
+    else
+        *error = Status(rc, "weft_recv from rank " + std::to_string(r.status.source) + ": " +
+                                failure_of(r.status.source, rc));
+    return rc;
 }
 
 void Engine::post_recv(Request *r)
@@ -235,8 +291,7 @@ Request *Engine::match_posted(uint32_t src, uint64_t bits)
 void Engine::land_eager(Request *r, uint32_t src, uint64_t bits, std::span<const std::byte> data)
 {
     const size_t n = std::min(data.size(), r->len);
-    if (n)
-        std::memcpy(r->buf, data.data(), n);
+    weft::cutil::copy_bytes(r->buf, data.data(), n);
     r->done = true;
     r->status.source = src;
     r->status.tag = static_cast<int32_t>(bits & 0xffffffffu);

@@ -250,6 +250,7 @@ int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint
                    weft_request_t *req);
 int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);
 int weft_irecv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *req);
+int weft_recv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_msg_status_t *status);
 int weft_iprobe_ctx(uint32_t source, int32_t tag, uint32_t context, int *flag, weft_msg_status_t *status);
 
 /* Ends the whole job with status: the launcher kills every rank and exits

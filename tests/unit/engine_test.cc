@@ -262,6 +262,50 @@ TEST_F(Engine, ShortBufferIsTruncatedAndSaysSo)
     }
 }
 
+TEST_F(Engine, BlockingReceiveTruncatesMatchesContextsAndChecksArguments)
+{
+    // weft_recv / weft_recv_ctx keep their request on the stack: the same
+    // semantics as irecv + wait, eager and rendezvous sizes alike.
+    for (size_t n : {size_t{100}, size_t{2} << 20}) {
+        auto out = pattern(n, 4);
+        weft_request_t s;   // a rendezvous send to self completes once received
+        ASSERT_EQ(weft_isend(out.data(), n, 0, 5, &s), WEFT_SUCCESS) << weft_error_message();
+        std::vector<unsigned char> in(10);
+        weft_msg_status_t st{};
+        EXPECT_EQ(weft_recv(in.data(), in.size(), 0, 5, &st), WEFT_ERR_TRUNCATED) << n;
+        ASSERT_EQ(weft_wait(&s, nullptr), WEFT_SUCCESS) << n;
+        EXPECT_NE(std::string(weft_error_message()).find("longer than the buffer"), std::string::npos);
+        EXPECT_EQ(st.error, WEFT_ERR_TRUNCATED);
+        EXPECT_EQ(st.count, 10u);
+        EXPECT_TRUE(std::equal(in.begin(), in.end(), out.begin()));
+    }
+    const uint32_t a = WEFT_CONTEXT_FIRST_FREE, b = WEFT_CONTEXT_FIRST_FREE + 1;
+    int x = 11, y = 22, got = 0;
+    ASSERT_EQ(weft_send_ctx(&x, sizeof x, 0, 3, a), WEFT_SUCCESS) << weft_error_message();
+    ASSERT_EQ(weft_send_ctx(&y, sizeof y, 0, 3, b), WEFT_SUCCESS) << weft_error_message();
+    weft_msg_status_t st{};
+    ASSERT_EQ(weft_recv_ctx(&got, sizeof got, WEFT_ANY_SOURCE, WEFT_ANY_TAG, b, &st), WEFT_SUCCESS);
+    EXPECT_EQ(got, 22);   // context b's message, although a's came first
+    EXPECT_EQ(st.tag, 3);
+    EXPECT_EQ(st.count, sizeof got);
+    ASSERT_EQ(weft_recv_ctx(&got, sizeof got, 0, 3, a, nullptr), WEFT_SUCCESS);
+    EXPECT_EQ(got, 11);
+    // Arguments are checked before anything is posted.
+    EXPECT_EQ(weft_recv_ctx(&got, sizeof got, 0, 3, 1, nullptr), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("reserved"), std::string::npos);
+    EXPECT_EQ(weft_recv(&got, sizeof got, 7, 3, nullptr), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("not in the job"), std::string::npos);
+    EXPECT_EQ(weft_recv(&got, sizeof got, 0, -4, nullptr), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("tag -4"), std::string::npos);
+    EXPECT_EQ(weft_recv(nullptr, 4, 0, 3, nullptr), WEFT_ERR_BAD_PARAM);
+    // Nothing stayed posted: a later message goes to a later receive.
+    ASSERT_EQ(weft_send(&x, sizeof x, 0, 3), WEFT_SUCCESS);
+    int flag = 0;
+    ASSERT_EQ(weft_iprobe(0, 3, &flag, nullptr), WEFT_SUCCESS);
+    EXPECT_EQ(flag, 1);
+    ASSERT_EQ(weft_recv(&got, sizeof got, 0, 3, nullptr), WEFT_SUCCESS);
+}
+
 TEST_F(Engine, TestWaitanyWaitall)
 {
     int a = 0, b = 0;

@@ -125,10 +125,17 @@ ScifEndpoint *ScifModule::endpoint(weft_btl_endpoint_t *ep)
     ScifModule *m = ep ? from(ep->module) : nullptr;
     if (!m)
         return nullptr;
-    const auto it = m->by_handle_.find(ep);
-    if (it == m->by_handle_.end())
-        return nullptr;
-    ScifEndpoint *e = it->second;
+    ScifEndpoint *e;
+    if (ep == m->last_handle_) {
+        e = m->last_endpoint_;   // the usual case: the same peer as last time
+    } else {
+        const auto it = m->by_handle_.find(ep);
+        if (it == m->by_handle_.end())
+            return nullptr;
+        e = it->second;
+        m->last_handle_ = ep;
+        m->last_endpoint_ = e;
+    }
     return e->phase == EpPhase::dead && e->c.state == WEFT_BTL_EP_CLOSED ? nullptr : e;
 }
 
@@ -809,8 +816,11 @@ void ScifModule::reap()
     // refused ones were never announced.
     std::erase_if(endpoints_, [this](const std::unique_ptr<ScifEndpoint> &e) {
         const bool gone = e->phase == EpPhase::dead && e->reported && e->c.state != WEFT_BTL_EP_FAILED;
-        if (gone)
+        if (gone) {
             by_handle_.erase(&e->c);
+            if (last_handle_ == &e->c)
+                last_handle_ = nullptr;
+        }
         return gone;
     });
 }

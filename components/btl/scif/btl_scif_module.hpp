@@ -183,6 +183,11 @@ private:
     // The runtime's handle -> its endpoint, so a send finds its endpoint in
     // one lookup whatever the number of peers (kept with endpoints_).
     std::unordered_map<const weft_btl_endpoint_t *, ScifEndpoint *> by_handle_;
+    // The handle endpoint() found last and its endpoint (an entry of
+    // by_handle_, dropped with it): a ping-pong's every send names the same
+    // peer, and the map's lookup divides by its bucket count.
+    const weft_btl_endpoint_t *last_handle_ = nullptr;
+    ScifEndpoint *last_endpoint_ = nullptr;
     void add_endpoint(std::unique_ptr<ScifEndpoint> ep);
     std::vector<Completion> completions_;
     bool in_progress_ = false;

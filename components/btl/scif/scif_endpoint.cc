@@ -1,5 +1,7 @@
 #include "scif_endpoint.hpp"
 
+#include <weft/component_util.hpp>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -779,8 +781,7 @@ int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag,
     auto dst = ep.tx.reserve(len);
     size_t at = 0;
     for (auto p : pieces) {
-        if (!p.empty())
-            std::memcpy(dst.data() + at, p.data(), p.size());
+        weft::cutil::copy_bytes(dst.data() + at, p.data(), p.size());
         at += p.size();
     }
     ep.tx.publish(static_cast<ChunkType>(type), tag);
