@@ -18,6 +18,8 @@ int result(const Status &st) { return st.ok() ? WEFT_SUCCESS : weft::rt::api_fai
 
 Engine *engine(const char *fn, int *rc)
 {
+    if (Engine *e = weft::engine::g_engine_for_callbacks)
+        return e;   // the process's engine, while it exists
     Runtime *rt = Runtime::current();
     if (!rt) {
         *rc = weft::rt::api_fail(Status(WEFT_ERR_NOT_AVAILABLE, std::string(fn) + ": call weft_init first"));

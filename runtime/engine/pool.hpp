@@ -32,7 +32,10 @@ public:
         }
         Slot &s = slot(idx);
         s.live = true;
-        s.obj = T{};
+        if constexpr (requires(T &t) { t.reset(); })
+            s.obj.reset();   // cheaper than a value-initialized copy
+        else
+            s.obj = T{};
         s.handle = (uint64_t{Kind} << 56) | (uint64_t{s.gen & 0xffffffu} << 32) | (uint64_t{idx} + 1);
         s.obj.handle = s.handle;
         *handle = s.handle;

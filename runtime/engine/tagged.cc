@@ -223,8 +223,8 @@ Status Engine::irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32
 {
     if (!out)
         return bad("weft_irecv: req is NULL");
-    if (Status st = check_recv("weft_irecv", buf, len, source, tag); !st.ok())
-        return st;
+    if (!recv_args_ok(buf, len, source, tag))
+        return check_recv("weft_irecv", buf, len, source, tag);
     uint64_t rh;
     Request *r = requests_.alloc(&rh);
     *out = reinterpret_cast<weft_request_t>(rh);
@@ -235,10 +235,7 @@ Status Engine::irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32
 int Engine::recv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
                  weft_msg_status_t *status, Status *error)
 {
-    const bool args_ok = (tag >= 0 || tag == WEFT_ANY_TAG) && (buf || !len) &&
-                         (source == WEFT_ANY_SOURCE ||
-                          (source < job_size_ && !(peers_[source] && peers_[source]->failed)));
-    if (!args_ok) {
+    if (!recv_args_ok(buf, len, source, tag)) {
         *error = check_recv("weft_recv", buf, len, source, tag);
         return error->code();
     }
