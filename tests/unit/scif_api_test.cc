@@ -427,6 +427,12 @@ int rma_without_process_vm()
             mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
         if (scif_register(e, ro, 4096, 0x400000, SCIF_PROT_READ, SCIF_MAP_FIXED) != 0x400000)
             return 11;
+        // A window whose pages go away after registering (they are not
+        // pinned): the peer's RMA on it must fail, not kill this process.
+        void *gone = mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (scif_register(e, gone, 8192, 0x500000, SCIF_PROT_READ | SCIF_PROT_WRITE, SCIF_MAP_FIXED) != 0x500000)
+            return 18;
+        munmap(gone, 8192);
         char go = 1;
         scif_send(e, &go, 1, SCIF_SEND_BLOCK);
         if (scif_recv(e, &go, 1, SCIF_RECV_BLOCK) != 1)
@@ -491,6 +497,12 @@ int rma_without_process_vm()
         return 31;
     if (scif_vwriteto(c, local.data(), 16, 0x400000, 0) != -1 || errno != EACCES)
         return 32;
+    // The unmapped window: EFAULT both ways, and the peer lives on (its
+    // exit status below is still checked).
+    if (scif_vreadfrom(c, local.data(), 100, 0x500000, 0) != -1 || errno != EFAULT)
+        return 34;
+    if (scif_vwriteto(c, local.data(), 100, 0x500000 + 4096, 0) != -1 || errno != EFAULT)
+        return 35;
     if (scif_send(c, &go, 1, SCIF_SEND_BLOCK) != 1)
         return 33;
     const int child = reap(pid);

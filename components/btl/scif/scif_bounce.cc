@@ -1,8 +1,10 @@
 #include "scif_bounce.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -124,6 +126,7 @@ int BounceServer::start(Endpoint &ep, UniqueFd sock, UniqueFd memfd)
     if (!slots_)
         return -ENOMEM;
     sock_ = std::move(sock);
+    self_mem_ = UniqueFd(::open("/proc/self/mem", O_RDWR | O_CLOEXEC));
     try {
         thread_ = std::thread([this, e = &ep] { run(e); });
     } catch (...) {
@@ -140,6 +143,35 @@ void BounceServer::stop()
     }
     sock_.reset();
     slots_.reset();
+    self_mem_.reset();
+}
+
+int BounceServer::copy_window(bool to_slot, std::byte *slot, std::byte *window, uint64_t n) const
+{
+    if (!self_mem_) {
+        // No /proc: as the owner's own threads would, at its risk.
+        if (to_slot)
+            std::memcpy(slot, window, n);
+        else
+            std::memcpy(window, slot, n);
+        return 0;
+    }
+    // Registered pages are not pinned: the owner may unmap a window it
+    // registered. memcpy would then kill the whole process with SIGSEGV in
+    // this thread; the kernel's copy through /proc/self/mem fails with EIO,
+    // and the peer's RMA gets EFAULT (as process_vm_readv gives it).
+    uint64_t done = 0;
+    while (done < n) {
+        const auto addr = static_cast<off_t>(reinterpret_cast<uintptr_t>(window + done));
+        const ssize_t k = to_slot ? ::pread(self_mem_.get(), slot + done, n - done, addr)
+                                  : ::pwrite(self_mem_.get(), slot + done, n - done, addr);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -EFAULT;
+        done += static_cast<uint64_t>(k);
+    }
+    return 0;
 }
 
 void BounceServer::run(Endpoint *ep)
@@ -160,14 +192,11 @@ void BounceServer::run(Endpoint *ep)
             rc = resolve_windows(ep->windows, q.offset, q.len, prot,
                                  [](std::byte *, uint64_t) { return 0; });
             if (rc == 0)
-            rc = resolve_windows(ep->windows, q.offset, q.len, prot, [&](std::byte *p, uint64_t n) {
-                if (op == RmaOp::read)
-                    std::memcpy(slot + at, p, n);
-                else
-                    std::memcpy(p, slot + at, n);
-                at += n;
-                return 0;
-            });
+                rc = resolve_windows(ep->windows, q.offset, q.len, prot, [&](std::byte *p, uint64_t n) {
+                    const int copied = copy_window(op == RmaOp::read, slot + at, p, n);
+                    at += n;
+                    return copied;
+                });
         }
         CtrlMsg r{};
         r.type = CtrlType::rma_reply;

@@ -59,7 +59,12 @@ public:
 
 private:
     void run(Endpoint *ep);
+    // Copies between a slot and our registered memory: 0, or -EFAULT when
+    // a page of the window was unmapped after registering.
+    int copy_window(bool to_slot, std::byte *slot, std::byte *window, uint64_t n) const;
     UniqueFd sock_;
+    // /proc/self/mem, or none (memcpy then): see copy_window.
+    UniqueFd self_mem_;
     Mapping slots_;
     std::thread thread_;
 };
