@@ -16,16 +16,22 @@ namespace {
 
 int result(const Status &st) { return st.ok() ? WEFT_SUCCESS : weft::rt::api_fail(st); }
 
-Engine *engine(const char *fn, int *rc)
+Engine *engine_slow(const char *fn, int *rc)
 {
-    if (Engine *e = weft::engine::g_engine_for_callbacks)
-        return e;   // the process's engine, while it exists
     Runtime *rt = Runtime::current();
     if (!rt) {
         *rc = weft::rt::api_fail(Status(WEFT_ERR_NOT_AVAILABLE, std::string(fn) + ": call weft_init first"));
         return nullptr;
     }
     return &rt->engine();
+}
+
+// Every call's first step, inlined: the process's engine while it exists.
+inline Engine *engine(const char *fn, int *rc)
+{
+    if (Engine *e = weft::engine::g_engine_for_callbacks) [[likely]]
+        return e;
+    return engine_slow(fn, rc);
 }
 
 #define ENGINE_OR_RETURN(fn)                                                                       \
@@ -35,6 +41,18 @@ Engine *engine(const char *fn, int *rc)
         return rc_
 
 constexpr auto kForever = std::chrono::hours(24 * 365);
+
+// A blocking send: Engine::send split so that the eager fast path builds
+// no Status (its string costs as much as the send's own checks).
+int send_on(Engine *e, const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
+{
+    int rc = e->send_now(buf, len, dest, tag, context);
+    if (rc == WEFT_SUCCESS)
+        return rc;
+    Status error;
+    rc = e->send_slow(rc, buf, len, dest, tag, context, &error);
+    return rc == WEFT_SUCCESS ? rc : weft::rt::api_fail(error);
+}
 
 // Finishes a completed request: status out, request freed, handle cleared.
 int finish(Engine *e, weft::engine::Request *r, weft_request_t *req, weft_msg_status_t *status)
@@ -162,11 +180,8 @@ int weft_irecv(void *buf, size_t len, uint32_t source, int32_t tag, weft_request
 
 int weft_send(const void *buf, size_t len, uint32_t dest, int32_t tag)
 {
-    if (Engine *fast = weft::engine::g_engine_for_callbacks;
-        fast && fast->send_now(buf, len, dest, tag, weft::engine::kTaggedContextUser) == WEFT_SUCCESS)
-        return WEFT_SUCCESS;
     ENGINE_OR_RETURN("weft_send");
-    return result(e->send(buf, len, dest, tag, weft::engine::kTaggedContextUser));
+    return send_on(e, buf, len, dest, tag, weft::engine::kTaggedContextUser);
 }
 
 int weft_recv(void *buf, size_t len, uint32_t source, int32_t tag, weft_msg_status_t *status)
@@ -205,14 +220,10 @@ int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint
 
 int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
 {
-    if (Engine *fast = weft::engine::g_engine_for_callbacks;
-        fast && (context == WEFT_CONTEXT_DEFAULT || context >= WEFT_CONTEXT_FIRST_FREE) &&
-        fast->send_now(buf, len, dest, tag, context) == WEFT_SUCCESS)
-        return WEFT_SUCCESS;
     ENGINE_OR_RETURN("weft_send_ctx");
     if (bad_context("weft_send_ctx", context, &rc_))
         return rc_;
-    return result(e->send(buf, len, dest, tag, context));
+    return send_on(e, buf, len, dest, tag, context);
 }
 
 int weft_irecv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *req)

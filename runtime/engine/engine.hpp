@@ -295,10 +295,20 @@ public:
     // Fills a receive request; matches it against the unexpected queue or posts it.
     void start_recv(Request *r, void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context);
     // Blocking send without a request object when it can complete at once.
-    Status send(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);
+    // Returns the status code; *error gets the message when it is not
+    // success (no Status is built on the fast path: that costs as much as
+    // the send's own checks).
+    int send(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, Status *error)
+    {
+        const int rc = send_now(buf, len, dest, tag, context);   // connected, nothing queued, eager
+        return rc == WEFT_SUCCESS ? rc : send_slow(rc, buf, len, dest, tag, context, error);
+    }
+    // The rest of send() after send_now gave rc: its error, or a queued
+    // (rendezvous or waiting) send waited for.
+    int send_slow(int rc, const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, Status *error);
     // The small-message path of send: WEFT_SUCCESS if the message went out
     // eagerly at once, else a code and nothing sent (send() then says why
-    // or queues it). No Status: building one costs as much as the check.
+    // or queues it).
     int send_now(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);
     // Blocking receive; its request lives on the stack, not in the pool
     // (nothing outside this call can name it). status may be null. Returns

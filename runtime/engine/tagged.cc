@@ -159,27 +159,26 @@ int Engine::send_now(const void *buf, size_t len, uint32_t dest, int32_t tag, ui
     return try_eager(*peers_[dest], tag_bits(context, tag), buf, len);
 }
 
-Status Engine::send(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
+int Engine::send_slow(int rc, const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context,
+                      Status *error)
 {
-    // Fast path: connected, nothing queued, eager: straight to the module.
-    if (tag >= 0 && dest < job_size_ && peers_[dest] && !peers_[dest]->failed) {
-        int rc = try_eager(*peers_[dest], tag_bits(context, tag), buf, len);
-        if (rc == WEFT_SUCCESS)
-            return Status::success();
-        if (rc != WEFT_ERR_AGAIN)
-            return Status(rc, "weft_send to rank " + std::to_string(dest) + ": " + weft_status_string(rc));
+    if (rc != WEFT_ERR_AGAIN) {
+        *error = Status(rc, "weft_send to rank " + std::to_string(dest) + ": " + weft_status_string(rc));
+        return rc;
     }
     weft_request_t req;
-    if (Status st = isend(buf, len, dest, tag, context, 0, &req); !st.ok())
-        return st;
+    if (Status st = isend(buf, len, dest, tag, context, 0, &req); !st.ok()) {
+        *error = st;
+        return st.code();
+    }
     Request *r = request(req);
     if (!r->done)
         rt_.progress().wait_until([&] { return r->done; }, std::chrono::hours(24 * 365));
-    const int error = r->status.error;
+    rc = r->status.error;
     free_request(r);
-    if (error != WEFT_SUCCESS)
-        return Status(error, "weft_send to rank " + std::to_string(dest) + ": " + failure_of(dest, error));
-    return Status::success();
+    if (rc != WEFT_SUCCESS)
+        *error = Status(rc, "weft_send to rank " + std::to_string(dest) + ": " + failure_of(dest, rc));
+    return rc;
 }
 
 Status Engine::check_recv(const char *fn, const void *buf, size_t len, uint32_t source, int32_t tag) const
@@ -347,7 +346,7 @@ Status Engine::barrier()
         weft_request_t rreq;
         if (Status st = irecv(nullptr, 0, from, tag, kTaggedContextBarrier, &rreq); !st.ok())
             return st;
-        if (Status st = send(nullptr, 0, to, tag, kTaggedContextBarrier); !st.ok()) {
+        if (Status st; send(nullptr, 0, to, tag, kTaggedContextBarrier, &st) != WEFT_SUCCESS) {
             free_request(request(rreq));
             return Status(st.code(), "weft_barrier: " + st.message());
         }
