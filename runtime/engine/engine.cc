@@ -100,6 +100,7 @@ bool Engine::connected(PeerState &ps)
     if (!ps.peer || ps.peer->state != rt::PeerState::Connected || ps.peer->endpoints.empty())
         return false;
     ps.ep = ps.peer->endpoints.front();
+    ps.rail_bytes.assign(ps.peer->endpoints.size(), 0);
     const weft_btl_caps_t &caps = ps.ep->module->caps;
     ps.eager_limit = eager_limit_cap_ ? std::min(caps.eager_limit, eager_limit_cap_) : caps.eager_limit;
     // An eager frame must fit one send with its header.
@@ -281,17 +282,29 @@ bool Engine::start_put(PeerState &ps, Op *op)
 // Cts mode: the target asked for the data in chunks.
 bool Engine::continue_data(PeerState &ps, Op *op)
 {
-    const size_t max_chunk = std::min(chunk_, ps.ep->module->caps.max_send - sizeof(wire::Data));
     while (op->sent < op->granted) {
-        const size_t n = std::min(max_chunk, op->granted - op->sent);
-        wire::Data d{};
-        d.type = static_cast<uint8_t>(wire::Type::Data);
-        d.length = static_cast<uint32_t>(n);
-        d.token = op->token;
-        d.chunk_offset = op->sent;
-        int rc = send_data(ps, d, std::span(op->data + op->sent, n));
-        if (rc == WEFT_ERR_AGAIN)
-            return false;
+        // A chunk goes on the rail that would finish it first; one that is
+        // full (AGAIN) is passed over for this chunk.
+        uint32_t tried = 0;
+        int rc = WEFT_ERR_AGAIN;
+        size_t n = 0;
+        while (rc == WEFT_ERR_AGAIN) {
+            const size_t k = pick_rail(ps, tried);
+            if (k == SIZE_MAX)
+                return false;
+            weft_btl_endpoint_t *ep = k == 0 ? ps.ep : ps.peer->endpoints[k];
+            n = std::min({chunk_, ep->module->caps.max_send - sizeof(wire::Data), op->granted - op->sent});
+            wire::Data d{};
+            d.type = static_cast<uint8_t>(wire::Type::Data);
+            d.length = static_cast<uint32_t>(n);
+            d.token = op->token;
+            d.chunk_offset = op->sent;
+            rc = send_data(ep, d, std::span(op->data + op->sent, n));
+            if (rc == WEFT_ERR_AGAIN)
+                tried |= 1u << k;
+            else if (rc == WEFT_SUCCESS && ps.rail_bytes.size() > k)
+                ps.rail_bytes[k] += n;
+        }
         if (rc != WEFT_SUCCESS) {
             complete_op(op, rc, op->sent);
             return true;
@@ -300,6 +313,55 @@ bool Engine::continue_data(PeerState &ps, Op *op)
     }
     op->state = Op::State::WaitFin;
     return true;
+}
+
+// Striping: a peer reached by several modules of the same exclusivity (two
+// NICs, two ports; peer_select marks them "striping") gets its rendezvous
+// Data chunks spread over all of them, each chunk on the endpoint whose
+// share, counted in bytes against its module's bandwidth, is the least.
+// Only Data frames are spread: each names its receive and its offset, and
+// the receiver counts bytes, so the order they land in does not matter.
+// Every frame that is matched (eager, Rts) and every control frame stays on
+// the primary endpoint, which is what keeps a peer's messages in order.
+size_t Engine::pick_rail(const PeerState &ps, uint32_t tried) const
+{
+    const auto &eps = ps.peer->endpoints;
+    if (eps.size() == 1 || ps.rail_bytes.size() != eps.size())
+        return (tried & 1u) ? SIZE_MAX : 0;
+    size_t best = SIZE_MAX;
+    double best_finish = 0;
+    for (size_t k = 0; k < eps.size() && k < 32; ++k) {
+        if ((tried & (1u << k)) || !eps[k] || eps[k]->state != WEFT_BTL_EP_CONNECTED)
+            continue;
+        const double bw = eps[k]->module->caps.bandwidth_mbs > 0 ? eps[k]->module->caps.bandwidth_mbs : 1;
+        const double finish = static_cast<double>(ps.rail_bytes[k] + chunk_) / bw;
+        if (best == SIZE_MAX || finish < best_finish) {
+            best = k;
+            best_finish = finish;
+        }
+    }
+    return best;
+}
+
+void Engine::log_striping() const
+{
+    for (const auto &slot : peers_) {
+        if (!slot || !slot->peer || slot->rail_bytes.size() < 2)
+            continue;
+        const PeerState &ps = *slot;
+        uint64_t total = 0;
+        for (uint64_t b : ps.rail_bytes)
+            total += b;
+        if (total == 0)
+            continue;
+        std::string line = "rendezvous data to rank " + std::to_string(ps.peer->rank) + " striped:";
+        for (size_t k = 0; k < ps.rail_bytes.size(); ++k) {
+            const auto &v = ps.peer->choice.verdicts[ps.peer->choice.chosen[k]];
+            line += (k ? ", " : " ") + v.module + " " + std::to_string(ps.rail_bytes[k]) + " B (" +
+                    std::to_string(ps.rail_bytes[k] * 100 / total) + "%)";
+        }
+        rt_.framework().logger().write("engine", "base", WEFT_LOG_INFO, line);
+    }
 }
 
 // Target side of a get: the reply chunks.
@@ -584,6 +646,7 @@ Status Engine::drain(std::chrono::milliseconds timeout)
             return !pending && busy_.empty();
         },
         timeout);
+    log_striping();
     if (!done)
         return Status(WEFT_ERR_TIMEOUT, "weft_finalize: " + std::to_string(ops_.live()) +
                                             " operations did not finish within " +

@@ -241,6 +241,9 @@ struct PeerState {
     Op *queue_head = nullptr, *queue_tail = nullptr;   // ops waiting for the connection
     std::deque<std::vector<std::byte>> control;        // control frames that got AGAIN
     std::deque<DeferredRdma> rdma_retry;                // RDMA operations that got AGAIN
+    // Rendezvous Data bytes given to each of the peer's endpoints (parallel
+    // to peer->endpoints): the striping's account, logged at finalize.
+    std::vector<uint64_t> rail_bytes;
     bool busy = false;                     // in the engine's busy list
     bool failed = false;
     std::string failure;
@@ -390,7 +393,11 @@ private:
     void part_done(Incoming *in, int status);
     // Rendezvous Data frames (placement.cc): unordered sends, direct placement.
     void enable_placement();
-    int send_data(PeerState &ps, const wire::Data &d, std::span<const std::byte> payload);
+    int send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<const std::byte> payload);
+    // The endpoint (index into peer->endpoints) the next Data chunk goes
+    // on, among those whose bit in `tried` is clear; SIZE_MAX if none.
+    size_t pick_rail(const PeerState &ps, uint32_t tried) const;
+    void log_striping() const;
     Incoming *data_target(const wire::Data &d, size_t bytes, bool quiet);
     void data_landed(Incoming *in, size_t bytes);
     static int on_place(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,

@@ -23,14 +23,17 @@ void Engine::enable_placement()
     rt_.set_place_handler(wire::kAmEngine, on_place, on_placed, this);
 }
 
-int Engine::send_data(PeerState &ps, const wire::Data &d, std::span<const std::byte> payload)
+int Engine::send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<const std::byte> payload)
 {
-    weft_btl_endpoint_t *ep = ps.ep;
     const weft_btl_module_t *m = ep->module;
     const auto *hdr = reinterpret_cast<const std::byte *>(&d);
     if (!(m->caps.flags & WEFT_BTL_FLAG_UNORDERED) || !WEFT_HAS_MEMBER(m->ops, weft_btl_module_ops_t, sendx) ||
         !m->ops->sendx)
-        return send_frame(ps, {hdr, sizeof d}, payload);
+        {
+        iovec iov[2] = {{const_cast<std::byte *>(hdr), sizeof d},
+                        {const_cast<std::byte *>(payload.data()), payload.size()}};
+        return m->ops->send(ep, wire::kAmEngine, iov, payload.empty() ? 1 : 2);
+    }
     iovec iov[2] = {{const_cast<std::byte *>(hdr), sizeof d},
                     {const_cast<std::byte *>(payload.data()), payload.size()}};
     return m->ops->sendx(ep, wire::kAmEngine, iov, payload.empty() ? 1 : 2, WEFT_BTL_SEND_UNORDERED);

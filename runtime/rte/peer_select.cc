@@ -84,7 +84,7 @@ PeerChoice choose(weft_peer_class_t peer_class, std::span<const Candidate> candi
             } else {
                 v.role = Verdict::Role::Striping;
                 v.reason = "reaches the peer as well as " + winner +
-                           "; shares messages above the eager limit";
+                           "; carries a share of the rendezvous data sent in chunks";
             }
         }
         pc.chosen.push_back(best.front());

@@ -3,7 +3,10 @@
 # network-namespace hosts h1 and h2 of shared/netns (each its own network
 # and UTS namespace). Checks ranks, node ids, peer classes (same node vs
 # other node, from PMIx, not host names) and the modex across hosts, and
-# that a failure on h2 ends the job.
+# that a failure on h2 ends the job. With a second veth pair between the
+# hosts, btl/tcp has two modules that reach the other host: the engine
+# stripes rendezvous data over both, and a stress job checks that every
+# message still arrives whole and in order.
 #
 # Needs root, `ip netns`, mpirun.openmpi and the netns scripts (found in
 # WEFT_NETNS_DIR, else ../shared/netns beside the source tree); skips with
@@ -13,6 +16,7 @@ set -u
 builddir=${WEFT_ABS_BUILDDIR:-$(pwd)}
 srcdir_abs=${WEFT_ABS_SRCDIR:-$(pwd)}
 probe=$builddir/tests/runtime/weft_probe
+stress=$builddir/tests/runtime/weft_stress
 netns=${WEFT_NETNS_DIR:-$srcdir_abs/../shared/netns}
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -24,6 +28,7 @@ command -v mpirun.openmpi >/dev/null 2>&1 || skip "mpirun.openmpi is not install
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/weft-netns.XXXXXX") || exit 99
 cleanup() {
+    ip -n h1 link del weftrail1 >/dev/null 2>&1
     "$netns/teardown" >/dev/null 2>&1 || NETNS_FORCE=1 "$netns/teardown" >/dev/null 2>&1
     rm -rf "$root"
 }
@@ -78,6 +83,29 @@ if grep "probe: rank [0-9]* peer [0-9]* class 2 " "$root/out" | grep -q "transpo
     count_is connect-across "$root/out" "probe: rank [0-9]* connected to 2" 4
 else
     pass "# SKIP two-host-tcp: btl/tcp not in use for class 2 peers"
+fi
+
+# Two rails: a second veth pair (10.78.0.0/24) between the same two hosts.
+# Each rank's tcp has two modules reaching the other host with the same
+# exclusivity, so large messages are shared between them (one rank per host;
+# unbound, since mpirun would put both on core 0 of their "node").
+if [ -x "$stress" ] && ip link add weftrail1 netns h1 type veth peer name weftrail2 netns h2 2>"$root/rail.err" &&
+    ip -n h1 addr add 10.78.0.1/24 dev weftrail1 && ip -n h2 addr add 10.78.0.2/24 dev weftrail2 &&
+    ip -n h1 link set weftrail1 up && ip -n h2 link set weftrail2 up; then
+    printf 'h1 slots=1\nh2 slots=1\n' >"$root/hostfile1"
+    LSAN_OPTIONS=${LSAN_OPTIONS:-} TSAN_OPTIONS=${TSAN_OPTIONS:-} \
+    "$netns/in-host" h1 timeout -k 5 300 mpirun.openmpi --allow-run-as-root --bind-to none \
+        --hostfile "$root/hostfile1" --mca plm_rsh_agent "$netns/rsh-agent" -np 2 \
+        -x LSAN_OPTIONS -x TSAN_OPTIONS -x WEFT_MCA_btl=self,tcp -x WEFT_MCA_engine_base_verbose=info \
+        -x WEFT_MCA_btl_base_verbose=info "$stress" 20000 >"$root/out" 2>"$root/err"
+    rc=$?
+    if [ $rc -eq 0 ]; then pass "two-rail stress exits 0"; else fail "two-rail stress exits $rc"; sed 's/^/#   /' "$root/err" | tail -30; fi
+    count_is two-rail "$root/out" "stress: rank [01] ok 10000 messages received, 10000 sent" 2
+    has two-rail "$root/err" "peers other-node: tcp/nsveth1 + tcp/weftrail1 (large messages shared)"
+    # Both modules carried a share of the rendezvous data, on both sides.
+    count_is two-rail "$root/err" "rendezvous data to rank [01] striped: tcp/nsveth[12] [1-9][0-9]* B ([0-9]*%), tcp/weftrail[12] [1-9][0-9]* B" 2
+else
+    pass "# SKIP two-rail: no second veth pair ($(cat "$root/rail.err" 2>/dev/null))"
 fi
 
 run exit 5 3

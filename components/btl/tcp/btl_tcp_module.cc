@@ -815,9 +815,10 @@ void TcpModule::on_link(LinkSlot &slot, uint32_t events)
             watch_link(slot, false, true);
     }
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-        const LinkSink sink = sink_for(ep);
+        if (!ep.sink)
+            ep.sink = std::make_unique<LinkSink>(sink_for(ep));
         std::string error;
-        int rc = link.receive(sink, &error);
+        int rc = link.receive(*ep.sink, &error);
         if (ep.phase != EpPhase::connected)
             return;
         if (rc == Link::kClosed) {

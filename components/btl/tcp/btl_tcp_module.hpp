@@ -101,6 +101,9 @@ struct TcpEndpoint {
     std::deque<std::pair<FrameHeader, std::vector<std::byte>>> early;
     // Placements a failed or closed link abandoned: told before the state upcall.
     std::vector<Unlanded> unlanded;
+    // Where its links deliver; built once (its std::functions allocate),
+    // not on every busy-polled read.
+    std::unique_ptr<LinkSink> sink;
     Link &primary() { return *slots[0]->link; }
 };
 
