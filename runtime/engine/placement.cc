@@ -27,16 +27,13 @@ int Engine::send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<co
 {
     const weft_btl_module_t *m = ep->module;
     const auto *hdr = reinterpret_cast<const std::byte *>(&d);
-    if (!(m->caps.flags & WEFT_BTL_FLAG_UNORDERED) || !WEFT_HAS_MEMBER(m->ops, weft_btl_module_ops_t, sendx) ||
-        !m->ops->sendx)
-        {
-        iovec iov[2] = {{const_cast<std::byte *>(hdr), sizeof d},
-                        {const_cast<std::byte *>(payload.data()), payload.size()}};
-        return m->ops->send(ep, wire::kAmEngine, iov, payload.empty() ? 1 : 2);
-    }
     iovec iov[2] = {{const_cast<std::byte *>(hdr), sizeof d},
                     {const_cast<std::byte *>(payload.data()), payload.size()}};
-    return m->ops->sendx(ep, wire::kAmEngine, iov, payload.empty() ? 1 : 2, WEFT_BTL_SEND_UNORDERED);
+    const int iovcnt = payload.empty() ? 1 : 2;
+    if (!(m->caps.flags & WEFT_BTL_FLAG_UNORDERED) || !WEFT_HAS_MEMBER(m->ops, weft_btl_module_ops_t, sendx) ||
+        !m->ops->sendx)
+        return m->ops->send(ep, wire::kAmEngine, iov, iovcnt);
+    return m->ops->sendx(ep, wire::kAmEngine, iov, iovcnt, WEFT_BTL_SEND_UNORDERED);
 }
 
 Incoming *Engine::data_target(const wire::Data &d, size_t bytes, bool quiet)
