@@ -1,6 +1,7 @@
 #include "rte/btl_layer.hpp"
 
 #include <array>
+#include <cstring>
 
 #include "core/strings.hpp"
 
@@ -93,6 +94,41 @@ Status BtlLayer::publish_cards(PmixClient &pmix) const
             return st;
     }
     return Status::success();
+}
+
+int BtlLayer::peer_card(PmixClient &pmix, const weft_btl_module_t *m, uint32_t rank, void *buf, size_t *len) const
+{
+    if (!len || rank >= pmix.size())
+        return WEFT_ERR_BAD_PARAM;
+    for (const auto &om : modules_) {
+        if (om.module != m)
+            continue;
+        auto card = pmix.get(rank, om.card_key);
+        if (!card.ok())
+            return WEFT_ERR_NOT_FOUND;
+        const size_t room = *len;
+        *len = card.value().size();
+        if (room < card.value().size())
+            return WEFT_ERR_TRUNCATED;
+        if (!card.value().empty())
+            std::memcpy(buf, card.value().data(), card.value().size());
+        return WEFT_SUCCESS;
+    }
+    return WEFT_ERR_BAD_PARAM;   // not a module of this runtime
+}
+
+void BtlLayer::modex_ready(log::Logger &logger) const
+{
+    for (const auto &om : modules_) {
+        const weft_btl_module_ops_t *ops = om.module->ops;
+        if (!WEFT_HAS_MEMBER(ops, weft_btl_module_ops_t, modex_ready) || !ops->modex_ready)
+            continue;
+        if (int rc = ops->modex_ready(om.module); rc != WEFT_SUCCESS)
+            logger.write("btl", om.component->base.name, WEFT_LOG_WARN,
+                         "btl/" + std::string(om.module->name) +
+                             ": could not finish its connections after the modex (" + weft_status_string(rc) +
+                             "); the peers it could not wire connect by its other methods or fail with a reason");
+    }
 }
 
 void BtlLayer::close()

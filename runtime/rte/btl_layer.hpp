@@ -11,6 +11,7 @@
 
 #include "core/framework.hpp"
 #include "core/status.hpp"
+#include "log/log.hpp"
 #include "rte/pmix_client.hpp"
 
 namespace weft::rt {
@@ -45,6 +46,13 @@ public:
     Status open(Framework &fw, const weft_btl_upcalls_t &upcalls, const weft_btl_process_t *process);
     // Publishes every module's card under its key.
     Status publish_cards(PmixClient &pmix) const;
+    // The card rank published for module m (the peer_card upcall): copies
+    // it into buf (*len: room on entry, size on return). A weft status.
+    int peer_card(PmixClient &pmix, const weft_btl_module_t *m, uint32_t rank, void *buf, size_t *len) const;
+    // After the modex fence: each module's modex_ready op, where it has
+    // one. A module's failure is logged (as a warning naming the module)
+    // and does not fail the init: the module fails or falls back per peer.
+    void modex_ready(log::Logger &logger) const;
     // finalize() of every module (components are finalized by the framework).
     void close();
 

@@ -66,6 +66,7 @@ Status Runtime::setup()
     up.accepted = up_accepted;
     up.place = up_place;
     up.placed = up_placed;
+    up.peer_card = up_peer_card;
     process_.size = sizeof process_;
     process_.rank = pmix_.rank();
     process_.job_size = pmix_.size();
@@ -112,6 +113,11 @@ Status Runtime::setup()
         return st;
     if (Status st = pmix_.fence(true); !st.ok())
         return st;
+    // Every card is readable now: modules that wire their peers at init
+    // (openib's oob cpc) finish here, before weft_init returns on any rank
+    // that could send to them.
+    modex_done_ = true;
+    btl_.modex_ready(fw_->logger());
     if (fw_->logger().enabled("rte", WEFT_LOG_INFO))
         fw_->logger().write("rte", "base", WEFT_LOG_INFO,
                             "rank " + std::to_string(pmix_.rank()) + " of " + std::to_string(pmix_.size()) +
@@ -243,6 +249,14 @@ void Runtime::up_placed(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, uint6
     const Placer &p = static_cast<Runtime *>(ctx)->placers_[am_id];
     if (p.placed)
         p.placed(p.ctx, ep, token, status);
+}
+
+int Runtime::up_peer_card(void *ctx, weft_btl_module_t *m, uint32_t rank, void *buf, size_t *len)
+{
+    auto *rt = static_cast<Runtime *>(ctx);
+    if (!rt->modex_done_)
+        return WEFT_ERR_BAD_PARAM;
+    return rt->btl_.peer_card(rt->pmix_, m, rank, buf, len);
 }
 
 void Runtime::up_state(void *ctx, weft_btl_endpoint_t *ep, weft_btl_ep_state_t state, int status,

@@ -97,11 +97,13 @@ private:
     static int up_place(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *head, size_t head_len,
                         size_t len, weft_btl_placement_t *place);
     static void up_placed(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, uint64_t token, int status);
+    static int up_peer_card(void *ctx, weft_btl_module_t *m, uint32_t rank, void *buf, size_t *len);
 
     Framework *fw_ = nullptr;
     PmixClient pmix_;
     weft_btl_process_t process_{};   // what the modules learn of this process
     BtlLayer btl_;
+    bool modex_done_ = false;        // the init fence completed: peer cards are readable
     std::unique_ptr<Endpoints> endpoints_;
     ProgressEngine progress_;
     std::array<std::pair<AmHandler, void *>, 256> handlers_{};

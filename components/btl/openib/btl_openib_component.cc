@@ -53,7 +53,8 @@ const weft::cutil::ParamSpec kParams[] = {
     {"priority", WEFT_PARAM_INT, "50", WEFT_LEVEL_TUNER_DETAIL,
      "Selection priority among transports that reach the same peer (higher wins)."},
     {"cpc", WEFT_PARAM_LIST, "udcm,rdmacm", WEFT_LEVEL_USER_DETAIL,
-     "Connection methods to run: udcm (IB CM handshake over UD), rdmacm (librdmacm, IP addressing); "
+     "Connection methods to run: udcm (IB CM handshake over UD), rdmacm (librdmacm, IP addressing), "
+     "oob (every pair wired at weft_init from queue pair data in the PMIx modex; N-1 queue pairs per process); "
      "btl_openib_cpc_<name>_priority orders them (higher first)."},
     {"gid_index", WEFT_PARAM_INT, "-1", WEFT_LEVEL_USER_DETAIL,
      "GID table index to use; -1 picks on RoCE the RoCE v2 GID of the port's IPv4 address (ibv_devinfo -v lists "

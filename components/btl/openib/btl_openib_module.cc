@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include <weft/component_util.hpp>
 #include <weft/status.h>
 
 
@@ -60,6 +61,7 @@ Module::~Module()
             rcache_->release(ep->rreg);
     }
     endpoints_.clear();
+    reserved_.clear();                 // QPs no endpoint adopted, before their CQ
     if (sreg_)
         rcache_->release(sreg_);
     rcache_.reset();
@@ -172,8 +174,48 @@ std::string Module::open()
     return "";
 }
 
-int Module::card(void *buf, size_t *len) const
+void Module::job_known()
 {
+    job_told_ = true;
+    for (size_t i = 0; i < cpcs_.size();) {
+        std::string why;
+        const int rc = weft::cutil::guarded([&] { return cpcs_[i]->job_known(&why); });
+        if (rc == WEFT_SUCCESS) {
+            ++i;
+            continue;
+        }
+        // Declined: no section in the card, so every peer uses another cpc.
+        const bool last = cpcs_.size() == 1;
+        host_->log(owner(), last ? WEFT_LOG_WARN : WEFT_LOG_INFO, "%s: cpc %s not used in this job: %s%s",
+                   port_.info.name.c_str(), cpc_names_[i].c_str(), why.c_str(),
+                   last ? " (it was the only connection method of this port: it reaches no peer)" : "");
+        if (int fd = cpcs_[i]->wait_fd(); fd >= 0)
+            epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+        cpcs_.erase(cpcs_.begin() + static_cast<std::ptrdiff_t>(i));
+        cpc_names_.erase(cpc_names_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+}
+
+int Module::modex_ready()
+{
+    int result = WEFT_SUCCESS;
+    for (size_t i = 0; i < cpcs_.size(); ++i) {
+        std::string why;
+        const int rc = weft::cutil::guarded([&] { return cpcs_[i]->modex_ready(&why); });
+        if (rc != WEFT_SUCCESS) {
+            host_->log(owner(), WEFT_LOG_WARN, "%s: cpc %s after the modex: %s", port_.info.name.c_str(),
+                       cpc_names_[i].c_str(), why.c_str());
+            result = rc;
+        }
+    }
+    return result;
+}
+
+int Module::card(void *buf, size_t *len)
+{
+    // The runtime sets process before it asks for the card: the job is known.
+    if (!job_told_ && c_.process)
+        job_known();
     Card card;
     std::memcpy(card.gid, port_.info.gid.raw, sizeof card.gid);
     card.lid = port_.info.attr.lid;
@@ -304,11 +346,8 @@ Endpoint *Module::incoming(uint32_t peer_rank, std::string *why)
     return &ep;
 }
 
-int Module::prepare_qp(Endpoint &ep, QpAddress *local, std::string *why)
+int Module::create_qp(RcQp *out, std::string *why)
 {
-    ep.qp.reset();
-    ep.qp_ready = false;
-    ep.unposted = ep.unposted_data = ep.unposted_control = 0;
     const ibv_device_attr &da = port_.device->attr();
     ibv_qp_init_attr ia{};
     ia.send_cq = cq_;
@@ -331,12 +370,10 @@ int Module::prepare_qp(Endpoint &ep, QpAddress *local, std::string *why)
                " (max_qp on the device: " + std::to_string(da.max_qp) + ")";
         return WEFT_ERR_NO_MEMORY;
     }
-    ep.qp.reset(qp);
-    ep.inline_max = ia.cap.max_inline_data;
-    ep.max_sge = std::clamp(ia.cap.max_send_sge, 1u, 4u);
-    ep.sq_free = ia.cap.max_send_wr;
-    ep.unsignaled = 0;
-    ep.signal_every = std::clamp(ia.cap.max_send_wr / 4, 1u, 32u);
+    out->qp.reset(qp);
+    out->inline_max = ia.cap.max_inline_data;
+    out->max_sge = std::clamp(ia.cap.max_send_sge, 1u, 4u);
+    out->max_send_wr = ia.cap.max_send_wr;
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_INIT;
     a.pkey_index = 0;
@@ -346,6 +383,27 @@ int Module::prepare_qp(Endpoint &ep, QpAddress *local, std::string *why)
         *why = "ibv_modify_qp(INIT) failed: " + std::string(std::strerror(errno));
         return WEFT_ERROR;
     }
+    static thread_local std::mt19937 rng{std::random_device{}()};
+    QpAddress &local = out->local;
+    local.qpn = qp->qp_num;
+    local.psn = rng() & 0xffffff;
+    local.lid = port_.info.attr.lid;
+    std::memcpy(local.gid, port_.info.gid.raw, sizeof local.gid);
+    local.mtu = static_cast<uint8_t>(port_.info.attr.active_mtu);
+    local.recv_credits = config_.recv_depth;
+    return WEFT_SUCCESS;
+}
+
+int Module::install_qp(Endpoint &ep, RcQp q, std::string *why)
+{
+    ep.qp = std::move(q.qp);
+    ep.qp_ready = false;
+    ep.unposted = ep.unposted_data = ep.unposted_control = 0;
+    ep.inline_max = q.inline_max;
+    ep.max_sge = q.max_sge;
+    ep.sq_free = q.max_send_wr;
+    ep.unsignaled = 0;
+    ep.signal_every = std::clamp(q.max_send_wr / 4, 1u, 32u);
     // Receive buffers, registered once per endpoint.
     if (!ep.rbufs) {
         ep.nrecv = config_.recv_depth + kControlRecvs + kCloseRecvs;
@@ -355,15 +413,104 @@ int Module::prepare_qp(Endpoint &ep, QpAddress *local, std::string *why)
         if (!ep.rreg)
             return WEFT_ERR_NO_MEMORY;
     }
-    static thread_local std::mt19937 rng{std::random_device{}()};
-    local->qpn = qp->qp_num;
-    local->psn = rng() & 0xffffff;
-    local->lid = port_.info.attr.lid;
-    std::memcpy(local->gid, port_.info.gid.raw, sizeof local->gid);
-    local->mtu = static_cast<uint8_t>(port_.info.attr.active_mtu);
-    local->recv_credits = config_.recv_depth;
-    ep.local = *local;
+    ep.local = q.local;
     return WEFT_SUCCESS;
+}
+
+int Module::prepare_qp(Endpoint &ep, QpAddress *local, std::string *why)
+{
+    ep.qp.reset();
+    ep.qp_ready = false;
+    RcQp q;
+    if (int rc = create_qp(&q, why); rc != WEFT_SUCCESS)
+        return rc;
+    if (int rc = install_qp(ep, std::move(q), why); rc != WEFT_SUCCESS)
+        return rc;
+    *local = ep.local;
+    return WEFT_SUCCESS;
+}
+
+uint32_t Module::job_size() const { return c_.process ? c_.process->job_size : 0; }
+
+int Module::reserve_qp(uint32_t peer_rank, QpAddress *local, std::string *why)
+{
+    if (auto it = reserved_.find(peer_rank); it != reserved_.end()) {
+        *local = it->second.local;
+        return WEFT_SUCCESS;
+    }
+    RcQp q;
+    if (int rc = create_qp(&q, why); rc != WEFT_SUCCESS)
+        return rc;
+    *local = q.local;
+    reserved_.emplace(peer_rank, std::move(q));
+    return WEFT_SUCCESS;
+}
+
+int Module::adopt_qp(Endpoint &ep, QpAddress *local, std::string *why)
+{
+    auto it = reserved_.find(ep.c.peer_rank);
+    if (it == reserved_.end()) {
+        *why = "no queue pair was reserved for rank " + std::to_string(ep.c.peer_rank);
+        return WEFT_ERR_NOT_FOUND;
+    }
+    if (ep.qp) {
+        *why = "the endpoint of rank " + std::to_string(ep.c.peer_rank) + " has a queue pair already";
+        return WEFT_ERR_EXISTS;
+    }
+    RcQp q = std::move(it->second);
+    reserved_.erase(it);
+    if (int rc = install_qp(ep, std::move(q), why); rc != WEFT_SUCCESS)
+        return rc;
+    *local = ep.local;
+    return WEFT_SUCCESS;
+}
+
+void Module::release_qp(uint32_t peer_rank) { reserved_.erase(peer_rank); }
+
+int Module::peer_section(uint32_t peer_rank, const std::string &cpc, std::vector<uint8_t> *out, std::string *why)
+{
+    if (!WEFT_HAS_MEMBER(&c_.upcalls, weft_btl_upcalls_t, peer_card) || !c_.upcalls.peer_card) {
+        *why = "the runtime cannot show peers' cards (no peer_card upcall)";
+        return WEFT_ERR_NOT_SUPPORTED;
+    }
+    std::vector<uint8_t> bytes(4096);
+    size_t len = bytes.size();
+    int rc = c_.upcalls.peer_card(c_.upcalls.ctx, &c_, peer_rank, bytes.data(), &len);
+    if (rc == WEFT_ERR_TRUNCATED && len > bytes.size() && len <= (size_t{1} << 20)) {
+        bytes.resize(len);
+        rc = c_.upcalls.peer_card(c_.upcalls.ctx, &c_, peer_rank, bytes.data(), &len);
+    }
+    if (rc == WEFT_ERR_NOT_FOUND) {
+        *why = "rank " + std::to_string(peer_rank) + " published no btl/openib card for this port";
+        return WEFT_ERR_NOT_FOUND;
+    }
+    if (rc != WEFT_SUCCESS || len > bytes.size()) {
+        *why = "the card of rank " + std::to_string(peer_rank) + " could not be read from the modex (status " +
+               std::to_string(rc) + (rc == WEFT_SUCCESS ? ", longer than it said" : "") + ")";
+        return rc == WEFT_SUCCESS ? WEFT_ERROR : rc;
+    }
+    bytes.resize(len);
+    weft_btl_peer_t peer{};
+    peer.size = sizeof peer;
+    peer.rank = peer_rank;
+    peer.card = bytes.data();
+    peer.card_len = len;
+    char no[256] = "";
+    if (reachable(&peer, no, sizeof no) != 1) {
+        // No cpc in common is a missing section; anything else a card we cannot use.
+        const bool none = std::strstr(no, "no connection method in common") != nullptr;
+        *why = "rank " + std::to_string(peer_rank) + ": " + no;
+        return none ? WEFT_ERR_NOT_FOUND : WEFT_ERR_UNREACHABLE;
+    }
+    Card card;
+    decode_card(bytes, &card, why);    // reachable() decoded it already
+    for (CardSection &s : card.sections)
+        if (s.cpc == cpc) {
+            *out = std::move(s.data);
+            return WEFT_SUCCESS;
+        }
+    *why = "rank " + std::to_string(peer_rank) + " runs no " + cpc + " (its card has no such section)";
+    return WEFT_ERR_NOT_FOUND;
 }
 
 int Module::ready_qp(Endpoint &ep, const QpAddress &remote, std::string *why)

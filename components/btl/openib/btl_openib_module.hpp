@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -136,7 +137,10 @@ public:
     const std::vector<std::string> &cpc_names() const { return cpc_names_; }
 
     int reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const;
-    int card(void *buf, size_t *len) const;
+    // The first call tells the cpcs the job is known (CpcModule::job_known).
+    int card(void *buf, size_t *len);
+    // After the modex fence (the modex_ready op): CpcModule::modex_ready.
+    int modex_ready();
     int connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out);
     int send(Endpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt);
     int sendi(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
@@ -167,6 +171,12 @@ public:
     void peer_gone(Endpoint &ep, const std::string &why) override;
     void set_cpc_data(Endpoint &ep, void *data) override { ep.cpc_data = data; }
     void *cpc_data(const Endpoint &ep) const override { return ep.cpc_data; }
+    uint32_t job_size() const override;
+    int peer_section(uint32_t peer_rank, const std::string &cpc, std::vector<uint8_t> *out,
+                     std::string *why) override;
+    int reserve_qp(uint32_t peer_rank, QpAddress *local, std::string *why) override;
+    int adopt_qp(Endpoint &ep, QpAddress *local, std::string *why) override;
+    void release_qp(uint32_t peer_rank) override;
 
 private:
     enum class Wr : uint64_t { recv = 0, send_buf = 1, send_inline = 2, rdma = 3 };
@@ -178,6 +188,16 @@ private:
     {
         return uint64_t(kind) << 62 | uint64_t(ep & 0x3fffffff) << 32 | slot;
     }
+
+    // An RC QP in INIT with its local address, before it has an endpoint.
+    struct RcQp {
+        std::unique_ptr<ibv_qp, Endpoint::QpDeleter> qp;
+        unsigned inline_max = 0, max_sge = 1, max_send_wr = 0;
+        QpAddress local;
+    };
+    int create_qp(RcQp *out, std::string *why);
+    int install_qp(Endpoint &ep, RcQp qp, std::string *why);
+    void job_known();
 
     Endpoint &new_endpoint(uint32_t rank, const std::string &host);
     Endpoint *find_ep(uint32_t id);
@@ -226,6 +246,8 @@ private:
     std::vector<uint32_t> free_rdma_;
     std::vector<std::unique_ptr<CpcModule>> cpcs_;
     std::vector<std::string> cpc_names_;
+    std::map<uint32_t, RcQp> reserved_;   // QPs made before their endpoint (reserve_qp), by rank
+    bool job_told_ = false;            // the cpcs heard job_known
     std::deque<Report> reports_;
     std::vector<uint32_t> attention_;  // endpoint ids progress() must look at
     std::vector<ibv_wc> stash_;        // completions polled by prepare_wait or held back, handled next progress

@@ -109,6 +109,12 @@ int op_disconnect(weft_btl_endpoint_t *ep)
 
 int op_finalize(weft_btl_module_t *m) { return release_module(m); }
 
+int op_modex_ready(weft_btl_module_t *m)
+{
+    Module *mod = Module::from(m);
+    return mod ? guarded([&] { return mod->modex_ready(); }) : WEFT_ERR_BAD_PARAM;
+}
+
 } // namespace
 
 const weft_btl_module_ops_t kOpenibModuleOps = {
@@ -127,6 +133,7 @@ const weft_btl_module_ops_t kOpenibModuleOps = {
     .finalize = op_finalize,
     .prepare_wait = op_prepare_wait,
     .sendx = nullptr,   // one QP per peer: every frame is ordered
+    .modex_ready = op_modex_ready,   // the oob cpc wires its peers here
 };
 
 } // namespace weft::openib

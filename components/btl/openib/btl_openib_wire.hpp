@@ -69,7 +69,7 @@ struct Card {
 
 inline constexpr uint32_t kCardMagic = 0x4f494231;   // "OIB1"
 inline constexpr size_t kMaxSections = 8;
-inline constexpr size_t kMaxSectionBytes = 1024;
+inline constexpr size_t kMaxSectionBytes = 16384;   // oob lists a queue pair per rank
 
 std::vector<uint8_t> encode_card(const Card &card);
 // false with *why for anything that is not a card this version wrote.

@@ -133,6 +133,7 @@ const weft_btl_module_ops_t kScifModuleOps = {
     .finalize = op_finalize,
     .prepare_wait = op_prepare_wait,
     .sendx = nullptr,   // rings deliver in order only
+    .modex_ready = nullptr,   // connects lazily
 };
 
 } // namespace weft::btl_scif

@@ -120,6 +120,7 @@ const weft_btl_module_ops_t kSelfModuleOps = {
     .finalize = op_finalize,
     .prepare_wait = nullptr,
     .sendx = nullptr,   // self delivers in order only
+    .modex_ready = nullptr,
 };
 
 } // namespace weft::btl_self

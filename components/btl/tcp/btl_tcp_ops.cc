@@ -89,6 +89,7 @@ const weft_btl_module_ops_t kTcpModuleOps = {
     .finalize = op_finalize,
     .prepare_wait = nullptr,   // its epoll descriptor is readable on work unasked
     .sendx = op_sendx,
+    .modex_ready = nullptr,   // connects lazily
 };
 
 } // namespace weft::btl_tcp

@@ -193,6 +193,17 @@ typedef struct weft_btl_upcalls {
     int (*place)(void *ctx, struct weft_btl_endpoint *ep, uint8_t am_id, const void *head,
                  size_t head_len, size_t len, struct weft_btl_placement *place);
     void (*placed)(void *ctx, struct weft_btl_endpoint *ep, uint8_t am_id, uint64_t token, int status);
+
+    /* Appended later (check WEFT_HAS_MEMBER and NULL): the card that rank
+     * published for the module of this module's component with the same
+     * index (what weft_btl_peer_t.card would carry), read from the modex.
+     * Valid only once the modex is complete: from modex_ready() on. *len is
+     * the buffer size on entry, the card size on return. Returns
+     * WEFT_SUCCESS, WEFT_ERR_TRUNCATED (buf too small; *len says how much
+     * is needed), WEFT_ERR_NOT_FOUND (that rank published no card for this
+     * module), or WEFT_ERR_BAD_PARAM (no such rank, or the modex is not
+     * complete). Makes no upcall; may be called from modex_ready(). */
+    int (*peer_card)(void *ctx, struct weft_btl_module *m, uint32_t rank, void *buf, size_t *len);
 } weft_btl_upcalls_t;
 
 typedef struct weft_btl_module_ops {
@@ -247,6 +258,17 @@ typedef struct weft_btl_module_ops {
      * WEFT_ERR_AGAIN while its connections are busy rather than copy. */
     int (*sendx)(struct weft_btl_endpoint *ep, uint8_t am_id, const struct iovec *iov, int iovcnt,
                  uint32_t flags);
+
+    /* Appended later (check WEFT_HAS_MEMBER, then non-NULL): called by the
+     * runtime once, inside weft_init, after the fence that completes the
+     * modex (every rank's card is readable through upcalls.peer_card) and
+     * before weft_init returns. A module that wires peers at init (openib's
+     * oob cpc) finishes its connections here; it may create endpoints and
+     * call the accepted upcall (the runtime is in no handler), but reports
+     * states only from progress() as usual. Returns WEFT_SUCCESS or an error
+     * (the runtime logs it; the module fails or falls back per peer itself).
+     * A module without it connects lazily through start_connect only. */
+    int (*modex_ready)(struct weft_btl_module *m);
 } weft_btl_module_ops_t;
 
 typedef struct weft_btl_module {

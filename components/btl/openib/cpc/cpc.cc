@@ -1,6 +1,7 @@
 // The cpcs built into btl/openib, most preferred first (btl_openib_cpc
 // reorders or narrows them).
 #include "cpc.hpp"
+#include "cpc_oob.hpp"
 #include "cpc_rdmacm.hpp"
 #include "cpc_udcm.hpp"
 
@@ -8,7 +9,7 @@ namespace weft::openib {
 
 std::span<const CpcComponent *const> all_cpcs()
 {
-    static const CpcComponent *const kAll[] = {&kCpcUdcm, &kCpcRdmacm};
+    static const CpcComponent *const kAll[] = {&kCpcUdcm, &kCpcRdmacm, &kCpcOob};
     return kAll;
 }
 

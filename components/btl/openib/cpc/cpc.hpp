@@ -20,6 +20,12 @@
 // Each port picks, per peer, the highest-priority cpc that both its own
 // query accepted and the peer's card lists (the card carries one section per
 // cpc). The acceptor answers on whichever cpc the request came through.
+//
+// Two later hooks serve a cpc that wires its peers at init instead of on
+// demand (oob): job_known (the job's rank and size are known, the card is
+// about to be published: reserve queue pairs, or decline) and modex_ready
+// (every peer's card is readable through CpcHost::peer_section: connect).
+// A lazy cpc ignores both.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -98,6 +104,27 @@ public:
     // Per-endpoint storage for the cpc (its connection record).
     virtual void set_cpc_data(Endpoint &ep, void *data) = 0;
     virtual void *cpc_data(const Endpoint &ep) const = 0;
+
+    // For cpcs that wire at init (oob). The job's size (0 when no runtime
+    // told the module who it is).
+    virtual uint32_t job_size() const = 0;
+    // The section named cpc of the card peer_rank published for this
+    // module, read from the modex: only from CpcModule::modex_ready on.
+    // WEFT_ERR_NOT_FOUND (with *why) when the peer published no card or no
+    // such section, another error when the card cannot be read or its port
+    // cannot be reached from here (link layer, subnet).
+    virtual int peer_section(uint32_t peer_rank, const std::string &cpc, std::vector<uint8_t> *out,
+                             std::string *why) = 0;
+    // Creates an RC QP (RESET -> INIT) for a peer that has no endpoint yet
+    // and keeps it for that rank; fills its local address. A second call
+    // for the same rank returns the same QP's address.
+    virtual int reserve_qp(uint32_t peer_rank, QpAddress *local, std::string *why) = 0;
+    // Moves the QP reserved for ep's rank into ep (which must have no QP
+    // yet), as prepare_qp would have made it, and fills its local address
+    // (the same as reserve_qp gave).
+    virtual int adopt_qp(Endpoint &ep, QpAddress *local, std::string *why) = 0;
+    // Destroys the QP reserved for peer_rank, if any.
+    virtual void release_qp(uint32_t peer_rank) = 0;
 };
 
 // A cpc bound to one module.
@@ -120,6 +147,15 @@ public:
     // (its last message late or lost): the connection is up; stop
     // retransmitting and treat it as established.
     virtual void established(Endpoint &ep) { (void)ep; }
+    // The job is known (CpcHost::my_rank and job_size), and the card is
+    // asked for the first time. A cpc that wires at init reserves its queue
+    // pairs here. An error with *why declines: the cpc is dropped from this
+    // module (no card section, no connections) and the others carry on.
+    virtual int job_known(std::string *why) { (void)why; return WEFT_SUCCESS; }
+    // Once, after the modex fence of weft_init: every peer's card is
+    // readable (CpcHost::peer_section). An error with *why is logged;
+    // the cpc fails or skips the peers it could not wire itself.
+    virtual int modex_ready(std::string *why) { (void)why; return WEFT_SUCCESS; }
 };
 
 // The entry-point table of one cpc (size first, as every table of weft).
