@@ -96,6 +96,9 @@ unit_test_cppflags += -I$(top_srcdir)/components/btl/openib/cpc
 
 # btl/openib's immediate and card formats are pure C++ too: every host.
 unit_test_sources += tests/unit/openib_wire_test.cc components/btl/openib/btl_openib_wire.cc
+
+# btl/openib's oob cpc: its card section (queue pair per rank) is pure C++.
+unit_test_sources += tests/unit/oob_wire_test.cc components/btl/openib/cpc/oob_wire.cc
 unit_test_cppflags += -I$(top_srcdir)/components/btl/openib
 
 # btl/openib pieces that need the verbs headers and libraries: the rdmacm

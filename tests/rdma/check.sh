@@ -39,7 +39,7 @@ run_job() {   # run_job CPC OUT TIMEOUT ARGS...: 0 if the job ran
     local cpc=$1 out=$2 limit=$3; shift 3
     timeout -k 5 "$limit" ./weftrun -np 2 --mca btl self,openib --mca btl_openib_cpc "$cpc" "$@" > "$out" 2>&1
 }
-for cpc in udcm rdmacm; do
+for cpc in udcm rdmacm oob; do
     out=rdma-job-$cpc.log
     if run_job "$cpc" "$out" 300 tests/bench/weft_bench lat 8,4096,65536,1048576 &&
        [ "$(grep -c '^lat ' "$out")" = 4 ]; then
@@ -56,8 +56,9 @@ for cpc in udcm rdmacm; do
 done
 
 # 3. Four ranks, every pair connecting at once (simultaneous connects: each
-#    pair's two requests cross), over each cpc.
-for cpc in udcm rdmacm; do
+#    pair's two requests cross), over each cpc; oob wires every pair inside
+#    weft_init instead (the modex carries each pair's queue pair numbers).
+for cpc in udcm rdmacm oob; do
     out=rdma-np4-$cpc.log
     if timeout -k 5 600 ./weftrun -np 4 --oversubscribe --mca btl self,openib --mca btl_openib_cpc "$cpc" \
             tests/runtime/weft_stress 20000 any > "$out" 2>&1 &&

@@ -113,6 +113,7 @@ std::string BtlHarness::init_modules()
         m->upcalls.accepted = up_accepted;
         m->upcalls.place = up_place;
         m->upcalls.placed = up_placed;
+        m->upcalls.peer_card = up_peer_card;
         modules_.push_back(m);
     }
     return "";
@@ -182,7 +183,40 @@ weft_btl_peer_t BtlHarness::peer(uint32_t rank, weft_peer_class_t peer_class,
     return p;
 }
 
+void BtlHarness::set_peer_cards(std::map<uint32_t, std::vector<std::byte>> cards)
+{
+    peer_cards_ = std::move(cards);
+}
+
+std::string BtlHarness::modex_ready()
+{
+    std::string out;
+    for (weft_btl_module_t *m : modules_)
+        if (WEFT_HAS_MEMBER(m->ops, weft_btl_module_ops_t, modex_ready) && m->ops->modex_ready)
+            if (int rc = m->ops->modex_ready(m); rc != WEFT_SUCCESS)
+                out += std::string(m->name) + ": modex_ready failed: " + weft_status_string(rc) + "; ";
+    return out;
+}
+
 // ---- upcalls -------------------------------------------------------------
+
+int BtlHarness::up_peer_card(void *ctx, weft_btl_module_t *m, uint32_t rank, void *buf, size_t *len)
+{
+    BtlHarness &h = *from_ctx(ctx);
+    // The harness exchanges the first module's card only.
+    if (!len || h.modules_.empty() || m != h.modules_.front())
+        return WEFT_ERR_BAD_PARAM;
+    auto it = h.peer_cards_.find(rank);
+    if (it == h.peer_cards_.end())
+        return WEFT_ERR_NOT_FOUND;
+    const size_t room = *len;
+    *len = it->second.size();
+    if (room < it->second.size())
+        return WEFT_ERR_TRUNCATED;
+    if (!it->second.empty())
+        std::memcpy(buf, it->second.data(), it->second.size());
+    return WEFT_SUCCESS;
+}
 
 void BtlHarness::up_recv(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *data,
                          size_t len)
@@ -397,6 +431,11 @@ std::string run_side(Side side, BtlHarness &harness, Channel &channel, const Mir
     auto peer_card = channel.receive(bounds.deadline);
     if (!peer_card)
         return "no card from the other process within the deadline";
+    // As the runtime after its modex fence: peers' cards are readable, and
+    // modules that wire at init (openib's oob) do it now.
+    harness.set_peer_cards({{side == Side::parent ? 1u : 0u, *peer_card}});
+    if (std::string err = harness.modex_ready(); !err.empty())
+        return err;
     PeerContext ctx{side,
                     harness,
                     channel,

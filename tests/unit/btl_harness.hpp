@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -109,6 +110,11 @@ public:
 
     // The first module's card (empty if it publishes none).
     std::vector<std::byte> card() const;
+    // The cards of other ranks that the peer_card upcall shows (by rank),
+    // and the modex_ready op of every module that has it, as the runtime
+    // calls them after its modex fence. modex_ready returns "" or what failed.
+    void set_peer_cards(std::map<uint32_t, std::vector<std::byte>> cards);
+    std::string modex_ready();
     // A peer description; card bytes must outlive its use.
     static weft_btl_peer_t peer(uint32_t rank, weft_peer_class_t peer_class,
                                 std::span<const std::byte> card = {});
@@ -154,6 +160,7 @@ private:
     static int up_place(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *head, size_t head_len,
                         size_t len, weft_btl_placement_t *place);
     static void up_placed(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, uint64_t token, int status);
+    static int up_peer_card(void *ctx, weft_btl_module_t *m, uint32_t rank, void *buf, size_t *len);
 
     TransportTraits traits_;
     TempDir home_;                   // holds the empty parameter file list
@@ -164,6 +171,7 @@ private:
     std::string failure_;
     std::string job_id_;
     weft_btl_process_t process_{};
+    std::map<uint32_t, std::vector<std::byte>> peer_cards_;
 };
 
 // A framed, bounded byte channel over one end of a socketpair.

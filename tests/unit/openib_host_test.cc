@@ -343,7 +343,7 @@ TEST(OpenibParams, UnknownCpcIsRefusedNamingItAndTheKnownOnes)
         GTEST_SKIP() << "btl/openib is not built here";
     EXPECT_NE(r.status, WEFT_SUCCESS);
     EXPECT_NE(r.log.find("unknown connection method 'bogus'"), std::string::npos) << r.log;
-    EXPECT_NE(r.log.find("known: udcm, rdmacm"), std::string::npos) << r.log;
+    EXPECT_NE(r.log.find("known: udcm, rdmacm, oob"), std::string::npos) << r.log;
 }
 
 TEST(OpenibParams, EagerLimitAboveFrameSizeIsRefusedWithTheValues)

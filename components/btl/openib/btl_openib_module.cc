@@ -186,11 +186,16 @@ void Module::job_known()
         }
         // Declined: no section in the card, so every peer uses another cpc.
         const bool last = cpcs_.size() == 1;
-        host_->log(owner(), last ? WEFT_LOG_WARN : WEFT_LOG_INFO, "%s: cpc %s not used in this job: %s%s",
+        const int level = !c_.process ? WEFT_LOG_DEBUG : last ? WEFT_LOG_WARN : WEFT_LOG_INFO;
+        if (host_->log_enabled(owner(), level))
+            host_->log(owner(), level, "%s: cpc %s not used in this job: %s%s",
                    port_.info.name.c_str(), cpc_names_[i].c_str(), why.c_str(),
                    last ? " (it was the only connection method of this port: it reaches no peer)" : "");
         if (int fd = cpcs_[i]->wait_fd(); fd >= 0)
             epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+        for (auto &ep : endpoints_)    // none is made before the card, but never dangle
+            if (ep->cpc == cpcs_[i].get())
+                ep->cpc = nullptr;
         cpcs_.erase(cpcs_.begin() + static_cast<std::ptrdiff_t>(i));
         cpc_names_.erase(cpc_names_.begin() + static_cast<std::ptrdiff_t>(i));
     }
@@ -213,8 +218,9 @@ int Module::modex_ready()
 
 int Module::card(void *buf, size_t *len)
 {
-    // The runtime sets process before it asks for the card: the job is known.
-    if (!job_told_ && c_.process)
+    // The runtime sets process before it asks for the card: the job is
+    // known (without a runtime, a cpc that needs the job declines here).
+    if (!job_told_)
         job_known();
     Card card;
     std::memcpy(card.gid, port_.info.gid.raw, sizeof card.gid);
@@ -222,7 +228,8 @@ int Module::card(void *buf, size_t *len)
     card.roce = port_.info.roce;
     card.subnet_prefix = port_.info.gid.global.subnet_prefix;
     for (size_t i = 0; i < cpcs_.size(); ++i)
-        card.sections.push_back({cpc_names_[i], cpcs_[i]->card()});
+        if (std::vector<uint8_t> s = cpcs_[i]->card(); !s.empty())   // nothing to publish: not offered
+            card.sections.push_back({cpc_names_[i], std::move(s)});
     std::vector<uint8_t> bytes = encode_card(card);
     const size_t room = *len;
     *len = bytes.size();
