@@ -26,6 +26,7 @@
 
 #include "btl_harness.hpp"
 #include "btl_openib_rcache.hpp"
+#include "btl_openib_wire.hpp"
 #include "core/framework.hpp"
 
 using namespace weft::test::btl;
@@ -689,4 +690,94 @@ TEST_F(OpenibPeer, PeerWithoutCommonCpcIsUnreachableWithReason)
     EXPECT_NE(failure->reason.find("peer rank 1"), std::string::npos) << failure->reason;
     ch.send(std::string("done"));
     EXPECT_EQ(other.child->exit_code(30s), 0);
+}
+
+// ---- the oob cpc: every pair wired at init, never rewired -----------------------
+
+namespace {
+
+// One side of the oob test: the pair is connected before anyone asks
+// (modex_ready ran in run_two_process), start_connect finds that endpoint,
+// and after an orderly close a second connect fails with oob's reason.
+std::string oob_mirror(PeerContext &ctx)
+{
+    BtlHarness &h = ctx.harness;
+    // CONNECTED comes from progress without any start_connect.
+    weft_btl_endpoint_t *wired = wait_connected(h);
+    if (!wired)
+        return "no CONNECTED upcall for the pair oob wired at init: " + h.failure();
+    if (wired->peer_rank != ctx.peer_rank)
+        return "the wired endpoint names rank " + std::to_string(wired->peer_rank);
+    const weft_btl_peer_t peer = ctx.peer(WEFT_PEER_SAME_NODE);
+    weft_btl_endpoint_t *ep = nullptr;
+    if (std::string err = h.connect(peer, &ep); !err.empty())
+        return "connect to the wired peer: " + err;
+    if (ep != wired)
+        return "start_connect made a second endpoint instead of returning the wired one";
+    // Both sides are up before anyone closes.
+    if (!ctx.channel.send(std::string("up")) || !ctx.channel.receive(30s))
+        return "no barrier before the close";
+    if (ctx.side == Side::parent && h.ops().disconnect(ep) != WEFT_SUCCESS)
+        return "disconnect failed";
+    if (!h.progress_until([&] { return h.count_states(ep, WEFT_BTL_EP_CLOSED) > 0; }))
+        return "no CLOSED upcall after the orderly close: " + h.failure();
+    weft_btl_endpoint_t *again = nullptr;
+    const std::string err = h.connect(peer, &again);
+    if (err.empty())
+        return "a reconnect over oob succeeded; oob wires each pair once per job";
+    const StateChange *failure = again ? failure_of(h, again) : nullptr;
+    if (!failure)
+        return "the reconnect failed without a FAILED upcall: " + err;
+    if (failure->reason.find("once per job") == std::string::npos ||
+        failure->reason.find("udcm or rdmacm") == std::string::npos)
+        return "the refused reconnect does not say why and what to do: " + failure->reason;
+    if (!ctx.channel.send(std::string("done")) || !ctx.channel.receive(30s))
+        return "no barrier after the reconnect";
+    return "";
+}
+
+} // namespace
+
+TEST_F(OpenibPeer, OobWiresThePairAtInitAndRefusesAReconnectWithTheReason)
+{
+    ASSERT_TRUE(use_cpc("oob"));
+    EXPECT_EQ(run_two_process(h_, oob_mirror), "");
+}
+
+TEST_F(OpenibPeer, OobDeclinesAboveItsMaxProcsNamingTheLazyCpcs)
+{
+    weft::params::Origin api;
+    api.source = weft::params::Source::Api;
+    ASSERT_TRUE(weft::Framework::current()->params().set("btl_openib_cpc_oob_max_procs", "2", api).ok());
+    for (const char *cpcs : {"oob,udcm", "oob"}) {
+        SCOPED_TRACE(std::string("btl_openib_cpc=") + cpcs);
+        ASSERT_TRUE(use_cpc(cpcs));
+        h_.log_lines.clear();
+        ASSERT_EQ(h_.init_modules(), "");
+        h_.set_process(0, 3, unique_job("openib-oob-max"));
+        const std::vector<std::byte> bytes = h_.card();
+        weft::openib::Card card;
+        std::string why;
+        ASSERT_TRUE(weft::openib::decode_card(
+            std::span(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()), &card, &why))
+            << why;
+        // No oob section (no queue pairs were made for the job of 3); the
+        // other cpcs carry on.
+        for (const auto &s : card.sections)
+            EXPECT_NE(s.cpc, "oob");
+        if (std::string(cpcs) == "oob") {
+            // Alone, its refusal is a warning that says why and names the
+            // lazy alternatives.
+            EXPECT_TRUE(card.sections.empty());
+            std::string all;
+            for (const std::string &l : h_.log_lines)
+                all += l + "\n";
+            EXPECT_NE(all.find("btl_openib_cpc_oob_max_procs=2"), std::string::npos) << all;
+            EXPECT_NE(all.find("udcm and rdmacm"), std::string::npos) << all;
+        } else {
+            ASSERT_EQ(card.sections.size(), 1u);
+            EXPECT_EQ(card.sections[0].cpc, "udcm");
+        }
+        EXPECT_EQ(h_.finalize_modules(), "");
+    }
 }
