@@ -698,8 +698,9 @@ namespace {
 
 // One side of the oob test: the pair is connected before anyone asks
 // (modex_ready ran in run_two_process), start_connect finds that endpoint,
-// and after an orderly close a second connect fails with oob's reason.
-std::string oob_mirror(PeerContext &ctx)
+// and after an orderly close a second connect fails with oob's reason, or,
+// when udcm runs beside oob (lazy), is made by udcm.
+std::string oob_mirror(PeerContext &ctx, bool udcm_beside)
 {
     BtlHarness &h = ctx.harness;
     // CONNECTED comes from progress without any start_connect.
@@ -723,6 +724,15 @@ std::string oob_mirror(PeerContext &ctx)
         return "no CLOSED upcall after the orderly close: " + h.failure();
     weft_btl_endpoint_t *again = nullptr;
     const std::string err = h.connect(peer, &again);
+    if (udcm_beside) {
+        if (!err.empty())
+            return "the reconnect with udcm beside oob failed: " + err;
+        if (again == ep)
+            return "the reconnect returned the closed endpoint";
+        if (!ctx.channel.send(std::string("done")) || !ctx.channel.receive(30s))
+            return "no barrier after the reconnect";
+        return "";
+    }
     if (err.empty())
         return "a reconnect over oob succeeded; oob wires each pair once per job";
     const StateChange *failure = again ? failure_of(h, again) : nullptr;
@@ -741,7 +751,13 @@ std::string oob_mirror(PeerContext &ctx)
 TEST_F(OpenibPeer, OobWiresThePairAtInitAndRefusesAReconnectWithTheReason)
 {
     ASSERT_TRUE(use_cpc("oob"));
-    EXPECT_EQ(run_two_process(h_, oob_mirror), "");
+    EXPECT_EQ(run_two_process(h_, [](PeerContext &ctx) { return oob_mirror(ctx, false); }), "");
+    // udcm beside oob (its priority is higher, but a live wired pair is used
+    // whatever the order): the same wiring at init, a lazy reconnect by udcm.
+    h_.states.clear();
+    h_.deliveries.clear();
+    ASSERT_TRUE(use_cpc("oob,udcm"));
+    EXPECT_EQ(run_two_process(h_, [](PeerContext &ctx) { return oob_mirror(ctx, true); }), "");
 }
 
 TEST_F(OpenibPeer, OobDeclinesAboveItsMaxProcsNamingTheLazyCpcs)

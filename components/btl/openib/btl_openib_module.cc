@@ -315,15 +315,21 @@ int Module::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
     Endpoint &ep = new_endpoint(peer->rank, peer->hostname ? peer->hostname : "");
     ep.card = card;
     *out = &ep.c;
+    std::string declined;              // why cpcs both sides run would not connect now
     for (size_t i = 0; i < cpcs_.size(); ++i)
-        for (const CardSection &s : card.sections)
-            if (s.cpc == cpc_names_[i]) {
-                ep.cpc = cpcs_[i].get();
-                if (int rc = ep.cpc->start_connect(ep, s.data, &why); rc != WEFT_SUCCESS)
-                    fail(ep, rc, "cpc " + cpc_names_[i] + " could not start: " + why);
-                return WEFT_SUCCESS;
+        for (const CardSection &s : card.sections) {
+            if (s.cpc != cpc_names_[i])
+                continue;
+            if (std::string no; cpcs_[i]->declines(ep, &no)) {
+                declined += (declined.empty() ? "" : "; ") + no;
+                break;                 // the next cpc in this port's order
             }
-    fail(ep, WEFT_ERR_UNREACHABLE, "no connection method in common with the peer");
+            ep.cpc = cpcs_[i].get();
+            if (int rc = ep.cpc->start_connect(ep, s.data, &why); rc != WEFT_SUCCESS)
+                fail(ep, rc, "cpc " + cpc_names_[i] + " could not start: " + why);
+            return WEFT_SUCCESS;
+        }
+    fail(ep, WEFT_ERR_UNREACHABLE, declined.empty() ? "no connection method in common with the peer" : declined);
     return WEFT_SUCCESS;
 }
 

@@ -156,6 +156,16 @@ public:
     // readable (CpcHost::peer_section). An error with *why is logged;
     // the cpc fails or skips the peers it could not wire itself.
     virtual int modex_ready(std::string *why) { (void)why; return WEFT_SUCCESS; }
+    // Asked before start_connect: true with *why when this cpc will not
+    // connect ep now (oob connects only inside weft_init); openib then
+    // tries the next cpc both sides run, and fails the endpoint with the
+    // reasons if none is left. A lazy cpc never declines.
+    virtual bool declines(const Endpoint &ep, std::string *why) const
+    {
+        (void)ep;
+        (void)why;
+        return false;
+    }
 };
 
 // The entry-point table of one cpc (size first, as every table of weft).

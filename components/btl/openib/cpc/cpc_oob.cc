@@ -47,6 +47,13 @@ public:
     int job_known(std::string *why) override;
     int modex_ready(std::string *why) override;
     int start_connect(Endpoint &ep, std::span<const uint8_t> peer_card, std::string *why) override;
+    // A live wired endpoint is found by openib before any cpc is asked, so
+    // whatever reaches a cpc is a pair oob will not (re)connect.
+    bool declines(const Endpoint &ep, std::string *why) const override
+    {
+        *why = refusal(host_.peer_rank(ep));
+        return true;
+    }
     int progress() override { return 0; }
     void forget(Endpoint &ep) override { (void)ep; }
 
@@ -57,6 +64,8 @@ private:
         peers_[rank] = state;
         notes_[rank] = why;
     }
+    // Why oob will not connect rank now.
+    std::string refusal(uint32_t rank) const;
     // One peer's RTR/RTS; "" or why it failed (the endpoint, if made, failed).
     std::string wire(uint32_t rank, const oob::Section &theirs);
     void log(int level, const std::string &text) const
@@ -209,31 +218,36 @@ int OobModule::modex_ready(std::string *why)
     return WEFT_SUCCESS;
 }
 
-int OobModule::start_connect(Endpoint &ep, std::span<const uint8_t> peer_card, std::string *why)
+std::string OobModule::refusal(uint32_t rank) const
 {
-    (void)peer_card;
-    const uint32_t rank = host_.peer_rank(ep);
-    if (!modex_done_) {
-        *why = "oob: asked to connect rank " + std::to_string(rank) +
+    if (!modex_done_)
+        return "oob: asked to connect rank " + std::to_string(rank) +
                " before the modex was complete; oob wires every pair inside weft_init, after the modex fence";
-        return WEFT_ERR_NOT_AVAILABLE;
-    }
     const Peer state = rank < peers_.size() ? peers_[rank] : Peer::none;
     switch (state) {
     case Peer::wired:
-        *why = "oob: the connection to rank " + std::to_string(rank) +
+        return "oob: the connection to rank " + std::to_string(rank) +
                " was made at weft_init and has been closed or has failed; oob wires each pair once per job and "
                "does not reconnect (list udcm or rdmacm in btl_openib_cpc beside oob to reconnect lazily)";
-        return WEFT_ERR_NOT_AVAILABLE;
     case Peer::skipped:
-    case Peer::failed:
-        *why = "oob: rank " + std::to_string(rank) + " was not wired at weft_init: " + notes_[rank];
-        return WEFT_ERR_UNREACHABLE;
-    default:
-        *why = "oob: rank " + std::to_string(rank) + " is not a peer this port wired (job of " +
-               std::to_string(peers_.size()) + ")";
-        return WEFT_ERR_UNREACHABLE;
+    case Peer::failed: {
+        auto it = notes_.find(rank);
+        return "oob: rank " + std::to_string(rank) + " was not wired at weft_init: " +
+               (it != notes_.end() ? it->second : std::string("no reason recorded"));
     }
+    default:
+        return "oob: rank " + std::to_string(rank) + " is not a peer this port wired (job of " +
+               std::to_string(peers_.size()) + ")";
+    }
+}
+
+int OobModule::start_connect(Endpoint &ep, std::span<const uint8_t> peer_card, std::string *why)
+{
+    // openib asks declines() first and never gets here for oob; answer the
+    // same if it does.
+    (void)peer_card;
+    *why = refusal(host_.peer_rank(ep));
+    return WEFT_ERR_NOT_AVAILABLE;
 }
 
 // ---- the component table ------------------------------------------------------

@@ -10,9 +10,10 @@
 //                     reserved QP adopted, receives posted, RTR against the
 //                     peer's entry for this rank, RTS, connected
 //   start_connect     finds the pair wired already (openib returns the live
-//                     endpoint before asking a cpc); asked, it refuses with
-//                     the reason: a pair is wired once per job, so a closed
-//                     or failed one is not remade by oob
+//                     endpoint before asking a cpc); otherwise oob declines
+//                     with the reason (a pair is wired once per job, so a
+//                     closed or failed one is not remade by oob) and openib
+//                     asks the next cpc both sides run, if any
 //
 // Every rank moves its QPs to RTR inside weft_init, before that call
 // returns; a rank that is through may send to one still in modex_ready,
