@@ -188,9 +188,9 @@ void Module::job_known()
         const bool last = cpcs_.size() == 1;
         const int level = !c_.process ? WEFT_LOG_DEBUG : last ? WEFT_LOG_WARN : WEFT_LOG_INFO;
         if (host_->log_enabled(owner(), level))
-            host_->log(owner(), level, "%s: cpc %s not used in this job: %s%s",
-                   port_.info.name.c_str(), cpc_names_[i].c_str(), why.c_str(),
-                   last ? " (it was the only connection method of this port: it reaches no peer)" : "");
+            host_->log(owner(), level, "%s: cpc %s not used in this job: %s%s", port_.info.name.c_str(),
+                       cpc_names_[i].c_str(), why.c_str(),
+                       last ? " (it was the only connection method of this port: it reaches no peer)" : "");
         if (int fd = cpcs_[i]->wait_fd(); fd >= 0)
             epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
         for (auto &ep : endpoints_)    // none is made before the card, but never dangle
