@@ -193,6 +193,7 @@ void Module::job_known()
                        last ? " (it was the only connection method of this port: it reaches no peer)" : "");
         if (int fd = cpcs_[i]->wait_fd(); fd >= 0)
             epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+        declined_ += (declined_.empty() ? "" : "; ") + why;
         for (auto &ep : endpoints_)    // none is made before the card, but never dangle
             if (ep->cpc == cpcs_[i].get())
                 ep->cpc = nullptr;
@@ -256,6 +257,9 @@ int Module::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) co
                   " here, " + (card.roce ? "Ethernet/RoCE" : "InfiniBand") + " there)");
     if (!card.roce && card.subnet_prefix != port_.info.gid.global.subnet_prefix)
         return no("the ports are on different InfiniBand subnets (GID prefixes differ)");
+    if (cpc_names_.empty())
+        return no("no connection method runs on " + port_.info.name + " in this job (" +
+                  (declined_.empty() ? std::string("none started") : declined_) + ")");
     for (const std::string &mine : cpc_names_)
         for (const CardSection &s : card.sections)
             if (s.cpc == mine)

@@ -248,6 +248,7 @@ private:
     std::vector<std::string> cpc_names_;
     std::map<uint32_t, RcQp> reserved_;   // QPs made before their endpoint (reserve_qp), by rank
     bool job_told_ = false;            // the cpcs heard job_known
+    std::string declined_;             // why cpcs declined the job (job_known), for reachable()
     std::deque<Report> reports_;
     std::vector<uint32_t> attention_;  // endpoint ids progress() must look at
     std::vector<ibv_wc> stash_;        // completions polled by prepare_wait or held back, handled next progress
