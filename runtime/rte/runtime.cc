@@ -66,7 +66,6 @@ Status Runtime::setup()
     up.accepted = up_accepted;
     up.place = up_place;
     up.placed = up_placed;
-    up.peer_card = up_peer_card;
     process_.size = sizeof process_;
     process_.rank = pmix_.rank();
     process_.job_size = pmix_.size();
@@ -75,6 +74,8 @@ Status Runtime::setup()
     process_.local_size = pmix_.local_size();
     process_.job_id = pmix_.nspace().c_str();
     process_.hostname = pmix_.hostname().c_str();
+    process_.card_ctx = this;
+    process_.peer_card = up_peer_card;
     if (Status st = btl_.open(*fw_, up, &process_); !st.ok())
         return st;
     endpoints_ = std::make_unique<Endpoints>(pmix_, btl_, fw_->logger());

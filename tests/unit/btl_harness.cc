@@ -113,7 +113,6 @@ std::string BtlHarness::init_modules()
         m->upcalls.accepted = up_accepted;
         m->upcalls.place = up_place;
         m->upcalls.placed = up_placed;
-        m->upcalls.peer_card = up_peer_card;
         modules_.push_back(m);
     }
     return "";
@@ -141,6 +140,8 @@ void BtlHarness::set_process(uint32_t rank, uint32_t job_size, const std::string
     process_.local_size = job_size;
     process_.job_id = job_id_.c_str();
     process_.hostname = "localhost";
+    process_.card_ctx = this;
+    process_.peer_card = up_peer_card;
     for (weft_btl_module_t *m : modules_)
         if (WEFT_HAS_MEMBER(m, weft_btl_module_t, process))
             m->process = &process_;

@@ -486,16 +486,17 @@ void Module::release_qp(uint32_t peer_rank) { reserved_.erase(peer_rank); }
 
 int Module::peer_section(uint32_t peer_rank, const std::string &cpc, std::vector<uint8_t> *out, std::string *why)
 {
-    if (!WEFT_HAS_MEMBER(&c_.upcalls, weft_btl_upcalls_t, peer_card) || !c_.upcalls.peer_card) {
-        *why = "the runtime cannot show peers' cards (no peer_card upcall)";
+    const weft_btl_process_t *proc = WEFT_HAS_MEMBER(&c_, weft_btl_module_t, process) ? c_.process : nullptr;
+    if (!WEFT_HAS_MEMBER(proc, weft_btl_process_t, peer_card) || !proc->peer_card) {
+        *why = "the runtime cannot show peers' cards (no process.peer_card)";
         return WEFT_ERR_NOT_SUPPORTED;
     }
     std::vector<uint8_t> bytes(4096);
     size_t len = bytes.size();
-    int rc = c_.upcalls.peer_card(c_.upcalls.ctx, &c_, peer_rank, bytes.data(), &len);
+    int rc = proc->peer_card(proc->card_ctx, &c_, peer_rank, bytes.data(), &len);
     if (rc == WEFT_ERR_TRUNCATED && len > bytes.size() && len <= (size_t{1} << 20)) {
         bytes.resize(len);
-        rc = c_.upcalls.peer_card(c_.upcalls.ctx, &c_, peer_rank, bytes.data(), &len);
+        rc = proc->peer_card(proc->card_ctx, &c_, peer_rank, bytes.data(), &len);
     }
     if (rc == WEFT_ERR_NOT_FOUND) {
         *why = "rank " + std::to_string(peer_rank) + " published no btl/openib card for this port";

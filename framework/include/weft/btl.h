@@ -143,6 +143,21 @@ typedef struct weft_btl_process {
     uint32_t local_size;
     const char *job_id;         /* the PMIx namespace: unique per job */
     const char *hostname;       /* for messages only */
+
+    /* Appended later (check WEFT_HAS_MEMBER, then non-NULL): the card that
+     * rank published for the module of m's component with the same index
+     * (what weft_btl_peer_t.card would carry), read from the modex. Valid
+     * only once the modex is complete: from modex_ready() on. *len is the
+     * buffer size on entry, the card size on return. Returns WEFT_SUCCESS,
+     * WEFT_ERR_TRUNCATED (buf too small; *len says how much is needed),
+     * WEFT_ERR_NOT_FOUND (that rank published no card for this module), or
+     * WEFT_ERR_BAD_PARAM (no such rank, or the modex is not complete). Makes
+     * no upcall; may be called from modex_ready(). It lives here, behind
+     * the module's process pointer, and not in weft_btl_upcalls_t: that
+     * struct is embedded in weft_btl_module_t, so growing it would move the
+     * members after it for a module built against an older header. */
+    void *card_ctx;
+    int (*peer_card)(void *card_ctx, struct weft_btl_module *m, uint32_t rank, void *buf, size_t *len);
 } weft_btl_process_t;
 
 /* How many leading bytes of a message a module shows the place upcall
@@ -193,17 +208,6 @@ typedef struct weft_btl_upcalls {
     int (*place)(void *ctx, struct weft_btl_endpoint *ep, uint8_t am_id, const void *head,
                  size_t head_len, size_t len, struct weft_btl_placement *place);
     void (*placed)(void *ctx, struct weft_btl_endpoint *ep, uint8_t am_id, uint64_t token, int status);
-
-    /* Appended later (check WEFT_HAS_MEMBER and NULL): the card that rank
-     * published for the module of this module's component with the same
-     * index (what weft_btl_peer_t.card would carry), read from the modex.
-     * Valid only once the modex is complete: from modex_ready() on. *len is
-     * the buffer size on entry, the card size on return. Returns
-     * WEFT_SUCCESS, WEFT_ERR_TRUNCATED (buf too small; *len says how much
-     * is needed), WEFT_ERR_NOT_FOUND (that rank published no card for this
-     * module), or WEFT_ERR_BAD_PARAM (no such rank, or the modex is not
-     * complete). Makes no upcall; may be called from modex_ready(). */
-    int (*peer_card)(void *ctx, struct weft_btl_module *m, uint32_t rank, void *buf, size_t *len);
 } weft_btl_upcalls_t;
 
 typedef struct weft_btl_module_ops {
@@ -261,7 +265,7 @@ typedef struct weft_btl_module_ops {
 
     /* Appended later (check WEFT_HAS_MEMBER, then non-NULL): called by the
      * runtime once, inside weft_init, after the fence that completes the
-     * modex (every rank's card is readable through upcalls.peer_card) and
+     * modex (every rank's card is readable through process->peer_card) and
      * before weft_init returns. A module that wires peers at init (openib's
      * oob cpc) finishes its connections here; it may create endpoints and
      * call the accepted upcall (the runtime is in no handler), but reports
