@@ -40,7 +40,7 @@ inline Engine *engine(const char *fn, int *rc)
     if (!e)                                                                                        \
         return rc_
 
-constexpr auto kForever = std::chrono::hours(24 * 365);
+constexpr auto kForever = weft::rt::ProgressEngine::kForever;
 
 // A blocking send: Engine::send split so that the eager fast path builds
 // no Status (its string costs as much as the send's own checks).

@@ -140,6 +140,22 @@ int Engine::send_frame(PeerState &ps, std::span<const std::byte> hdr, std::span<
     return ep->module->ops->send(ep, wire::kAmEngine, iov, payload.empty() ? 1 : 2);
 }
 
+int Engine::send_eager(PeerState &ps, unsigned portal, uint64_t bits, std::span<const std::byte> data)
+{
+    if (portal == WEFT_PT_TAGGED && (bits >> 32) <= wire::Tagged::kMaxContext) {
+        wire::Tagged t;
+        t.type = static_cast<uint8_t>(wire::Type::Tagged);
+        t.set_match_bits(bits);
+        return send_frame(ps, bytes_of(t), data);
+    }
+    wire::Eager e{};
+    e.type = static_cast<uint8_t>(wire::Type::Eager);
+    e.portal = static_cast<uint8_t>(portal);
+    e.length = static_cast<uint32_t>(data.size());
+    e.match_bits = bits;
+    return send_frame(ps, bytes_of(e), data);
+}
+
 void Engine::send_control(PeerState &ps, std::span<const std::byte> frame)
 {
     if (ps.failed)
@@ -209,12 +225,7 @@ bool Engine::start_put(PeerState &ps, Op *op)
     const std::span<const std::byte> data(op->data, op->length);
     int rc;
     if (eager && !op->ack && op->offset == 0 && op->hdr_data == 0) {
-        wire::Eager e{};
-        e.type = static_cast<uint8_t>(wire::Type::Eager);
-        e.portal = static_cast<uint8_t>(op->portal);
-        e.length = static_cast<uint32_t>(op->length);
-        e.match_bits = op->match_bits;
-        rc = send_frame(ps, bytes_of(e), data);
+        rc = send_eager(ps, op->portal, op->match_bits, data);
     } else if (eager) {
         wire::Put p{};
         p.type = static_cast<uint8_t>(wire::Type::Put);

@@ -353,6 +353,9 @@ private:
     bool continue_reply(PeerState &ps, Op *op);
     void finish_incoming(Incoming *in, int status);
     int send_frame(PeerState &ps, std::span<const std::byte> hdr, std::span<const std::byte> payload);
+    // An eager frame: Tagged (8 header bytes) where it can say the match
+    // bits, else Eager.
+    int send_eager(PeerState &ps, unsigned portal, uint64_t bits, std::span<const std::byte> data);
     void send_control(PeerState &ps, std::span<const std::byte> frame);
     void send_control_to(uint32_t rank, std::span<const std::byte> frame);
     // Starts (or continues) an op; false when it must wait (queued).

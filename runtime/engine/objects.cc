@@ -72,7 +72,7 @@ Status Engine::eq_poll(std::span<const weft_eq_t> handles, int timeout_ms, weft_
     if (!ready()) {
         rt_.progress().progress();
         if (!ready() && timeout_ms != 0) {
-            auto limit = timeout_ms < 0 ? std::chrono::milliseconds::max() / 2
+            auto limit = timeout_ms < 0 ? rt::ProgressEngine::kForever
                                         : std::chrono::milliseconds(timeout_ms);
             rt_.progress().wait_until(ready, limit);
         }

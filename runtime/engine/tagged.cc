@@ -139,14 +139,7 @@ int Engine::try_eager(PeerState &ps, uint64_t bits, const void *buf, size_t len)
     if (ps.queue_head || !ps.control.empty() || !connected(ps) || len > ps.eager_limit ||
         ps.eager_outstanding + len > eager_window_)
         return WEFT_ERR_AGAIN;
-    wire::Eager e;
-    e.type = static_cast<uint8_t>(wire::Type::Eager);
-    e.portal = WEFT_PT_TAGGED;
-    e.reserved = 0;
-    e.length = static_cast<uint32_t>(len);
-    e.match_bits = bits;
-    int rc = send_frame(ps, {reinterpret_cast<const std::byte *>(&e), sizeof e},
-                        {static_cast<const std::byte *>(buf), len});
+    const int rc = send_eager(ps, WEFT_PT_TAGGED, bits, {static_cast<const std::byte *>(buf), len});
     if (rc == WEFT_SUCCESS)
         ps.eager_outstanding += len;
     return rc;
@@ -173,7 +166,7 @@ int Engine::send_slow(int rc, const void *buf, size_t len, uint32_t dest, int32_
     }
     Request *r = request(req);
     if (!r->done)
-        rt_.progress().wait_until([&] { return r->done; }, std::chrono::hours(24 * 365));
+        rt_.progress().wait_until([&] { return r->done; }, rt::ProgressEngine::kForever);
     rc = r->status.error;
     free_request(r);
     if (rc != WEFT_SUCCESS)
@@ -241,7 +234,7 @@ int Engine::recv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t c
     Request r;
     start_recv(&r, buf, len, source, tag, context);
     if (!r.done)
-        rt_.progress().wait_until([&r] { return r.done; }, std::chrono::hours(24 * 365));
+        rt_.progress().wait_until([&r] { return r.done; }, rt::ProgressEngine::kForever);
     detach_request(&r);   // a receive still posted (the wait ran out) or whose MD still moves data
     if (status)
         *status = r.status;
@@ -316,17 +309,17 @@ void Engine::land_by_md(Request *r, const PutInfo &u, std::span<const std::byte>
 
 bool Engine::try_tagged_eager(weft_btl_endpoint_t *ep, const void *data, size_t len)
 {
-    wire::Eager h;
+    wire::Tagged h;
     if (!posted_head_ || len < sizeof h)
         return false;
     std::memcpy(&h, data, sizeof h);
-    if (h.type != static_cast<uint8_t>(wire::Type::Eager) || h.portal != WEFT_PT_TAGGED ||
-        h.length != len - sizeof h)
+    if (h.type != static_cast<uint8_t>(wire::Type::Tagged))
         return false;   // the general path parses (and rejects) it
-    Request *r = match_posted(ep->peer_rank, h.match_bits);
+    const uint64_t bits = h.match_bits();
+    Request *r = match_posted(ep->peer_rank, bits);
     if (!r)
         return false;
-    land_eager(r, ep->peer_rank, h.match_bits, {static_cast<const std::byte *>(data) + sizeof h, h.length});
+    land_eager(r, ep->peer_rank, bits, {static_cast<const std::byte *>(data) + sizeof h, len - sizeof h});
     return true;
 }
 
@@ -352,7 +345,7 @@ Status Engine::barrier()
         }
         Request *r = request(rreq);
         if (!r->done)
-            rt_.progress().wait_until([&] { return r->done; }, std::chrono::hours(24 * 365));
+            rt_.progress().wait_until([&] { return r->done; }, rt::ProgressEngine::kForever);
         const int error = r->status.error;
         free_request(r);
         if (error != WEFT_SUCCESS)

@@ -72,6 +72,7 @@ void Engine::handle(weft_btl_endpoint_t *ep, const wire::Frame &f)
 {
     switch (f.type) {
     case wire::Type::Eager:
+    case wire::Type::Tagged:
     case wire::Type::Put:
     case wire::Type::Rts: handle_put_like(ep, f); return;
     case wire::Type::Ack: handle_ack(f, false); return;
@@ -129,6 +130,12 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
         u.portal = h.portal;
         u.match_bits = h.match_bits;
         u.length = h.length;
+        data = f.payload;
+    } else if (f.type == wire::Type::Tagged) {
+        u.type = wire::Type::Eager;   // the same message, said shorter
+        u.portal = WEFT_PT_TAGGED;
+        u.match_bits = wire::read<wire::Tagged>(f).match_bits();
+        u.length = f.payload.size();
         data = f.payload;
     } else if (f.type == wire::Type::Put) {
         copy_put_fields(wire::read<wire::Put>(f), &u);

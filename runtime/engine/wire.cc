@@ -19,6 +19,7 @@ const char *type_name(Type t)
     case Type::Credit: return "credit";
     case Type::PutReq: return "putreq";
     case Type::PutDone: return "putdone";
+    case Type::Tagged: return "tagged";
     }
     return "?";
 }
@@ -40,14 +41,17 @@ size_t header_size(uint8_t type)
     case Type::Credit: return sizeof(Credit);
     case Type::PutReq: return sizeof(PutReq);
     case Type::PutDone: return sizeof(PutDone);
+    case Type::Tagged: return sizeof(Tagged);
     }
     return 0;
 }
 
-// The payload length a header announces, for the types that carry one.
+// The payload length a header announces, for the types that carry one
+// (Tagged's is the rest of the frame).
 bool announced_payload(const Frame &f, uint64_t *len)
 {
     switch (f.type) {
+    case Type::Tagged: *len = f.payload.size(); return true;
     case Type::Eager: *len = read<Eager>(f).length; return true;
     case Type::Put: *len = read<Put>(f).length; return true;
     case Type::Rts: *len = read<Rts>(f).rkey_len; return true;

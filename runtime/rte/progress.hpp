@@ -29,6 +29,9 @@ public:
     // Before a blocking wait: arm wake-ups on fd, re-check; > 0 = work now.
     using PrepareFn = int (*)(void *ctx);
 
+    // A wait this long or longer has no deadline (and costs no clock reads).
+    static constexpr std::chrono::milliseconds kForever = std::chrono::hours(24 * 365);
+
     ProgressEngine() = default;
     ~ProgressEngine();
     ProgressEngine(const ProgressEngine &) = delete;
@@ -62,19 +65,21 @@ public:
     template <class Done>
     bool wait_until(Done &&done, std::chrono::milliseconds timeout)
     {
-        // The clock is read every 64 passes only (in a VM it can cost more
-        // than a whole small-message round trip: without a paravirtual
-        // clock it is a system call that reads the HPET), first after 64
-        // passes, and on every pass only once passes may sleep (blocking
-        // mode). A busy waiter that read it on every idle pass spent a
-        // quarter of a Soft-RoCE ping-pong in clock_gettime.
+        // The clock is read only by a wait with a deadline (a blocking
+        // receive waits forever and never reads it: in a VM without a
+        // paravirtual clock each read is a system call that reads the
+        // HPET, about 1 us under emulation, and one per receive added 4-5 us
+        // to a Soft-RoCE ping-pong). A timed wait reads it every 64 passes,
+        // first after 64, and on every pass once passes may sleep
+        // (blocking mode).
+        const bool timed = timeout < kForever;
         const bool may_sleep = effective_mode() == ProgressMode::Block;
         std::chrono::steady_clock::time_point deadline{};
         int idle_passes = 0;
         for (unsigned pass = 1;; ++pass) {
             if (done())
                 return true;
-            if ((pass & 63) == 0 || (may_sleep && idle_passes >= kSpinBeforeBlock)) {
+            if (timed && ((pass & 63) == 0 || (may_sleep && idle_passes >= kSpinBeforeBlock))) {
                 const auto now = std::chrono::steady_clock::now();
                 if (deadline == std::chrono::steady_clock::time_point{})
                     deadline = now + timeout;

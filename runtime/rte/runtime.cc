@@ -296,7 +296,7 @@ Status Runtime::finalize()
     // of it. The fence runs while this process keeps its transports (and
     // the engine, for late control messages) going.
     if (rt.endpoints_ && rt.pmix_.size() > 1 && rt.pmix_.fence_start().ok())
-        rt.progress_.wait_until([&] { return rt.pmix_.fence_done(); }, std::chrono::hours(24 * 365));
+        rt.progress_.wait_until([&] { return rt.pmix_.fence_done(); }, ProgressEngine::kForever);
     rt.engine_.reset();
     if (rt.endpoints_) {
         rt.endpoints_->close_all();

@@ -57,6 +57,26 @@ TEST(EngineWire, GoodFramesParse)
     EXPECT_TRUE(parses(frame(d)));
 }
 
+TEST(EngineWire, TaggedFrameCarriesContextAndTagInEightBytes)
+{
+    wire::Tagged t{};
+    t.type = static_cast<uint8_t>(wire::Type::Tagged);
+    const uint64_t bits = (uint64_t{0xabcdef} << 32) | 0x7fff1234u;
+    t.set_match_bits(bits);
+    EXPECT_EQ(t.match_bits(), bits);
+    auto v = frame(t, 3);
+    wire::Frame f;
+    std::string why;
+    ASSERT_TRUE(wire::parse(v, &f, &why)) << why;
+    EXPECT_EQ(f.type, wire::Type::Tagged);
+    EXPECT_EQ(f.payload.size(), 3u);   // the rest of the frame
+    EXPECT_EQ(wire::read<wire::Tagged>(f).match_bits(), bits);
+    EXPECT_TRUE(parses(frame(t)));     // no payload
+    v.resize(sizeof t - 1);
+    EXPECT_FALSE(parses(v, &why));
+    EXPECT_NE(why.find("shorter than its 8-byte header"), std::string::npos) << why;
+}
+
 TEST(EngineWire, TruncatedAndMislabelledFramesAreRefused)
 {
     std::string why;
