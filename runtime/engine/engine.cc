@@ -93,10 +93,8 @@ PeerState *Engine::peer_for_send(uint32_t rank, Status *err)
     return &ps;
 }
 
-bool Engine::connected(PeerState &ps)
+bool Engine::connect_now(PeerState &ps)
 {
-    if (ps.ep)
-        return true;
     if (!ps.peer || ps.peer->state != rt::PeerState::Connected || ps.peer->endpoints.empty())
         return false;
     ps.ep = ps.peer->endpoints.front();

@@ -347,7 +347,10 @@ private:
 
     // Peers and sending.
     PeerState *peer_for_send(uint32_t rank, Status *err);
-    bool connected(PeerState &ps);
+    // Inline: asked for every message sent; true at once once the peer has
+    // its endpoint.
+    bool connected(PeerState &ps) { return ps.ep || connect_now(ps); }
+    bool connect_now(PeerState &ps);
     void enqueue(PeerState &ps, Op *op);
     void mark_busy(PeerState &ps);
     bool continue_reply(PeerState &ps, Op *op);

@@ -30,7 +30,7 @@ ProgressEngine::~ProgressEngine()
 
 void ProgressEngine::add(PollFn fn, void *ctx, int fd, unsigned every, PrepareFn prepare)
 {
-    sources_.push_back({fn, ctx, fd, every ? every : 1, prepare, false});
+    sources_.push_back({fn, ctx, fd, every ? every : 1, prepare, false, 1});
     if (fd == kNoWake)
         return;
     if (fd < 0) {
@@ -49,8 +49,10 @@ void ProgressEngine::add(PollFn fn, void *ctx, int fd, unsigned every, PrepareFn
 void ProgressEngine::set_every(PollFn fn, void *ctx, unsigned every)
 {
     for (Source &s : sources_)
-        if (s.fn == fn && s.ctx == ctx)
+        if (s.fn == fn && s.ctx == ctx) {
             s.every = every ? every : 1;
+            s.countdown = 1;   // polled on the next pass
+        }
 }
 
 void ProgressEngine::remove(PollFn fn, void *ctx)
@@ -80,10 +82,12 @@ ProgressMode ProgressEngine::effective_mode() const
 int ProgressEngine::progress()
 {
     int events = 0;
-    const unsigned pass = pass_++;
     for (Source &s : sources_) {
-        if (s.every != 1 && pass % s.every != 0 && !s.due)
+        // A countdown, not pass % every: a division on every pass for each
+        // rarely polled source costs more than the check is worth.
+        if (s.every != 1 && --s.countdown != 0 && !s.due)
             continue;
+        s.countdown = s.every;
         s.due = false;
         int n = s.fn(s.ctx);
         if (n > 0)

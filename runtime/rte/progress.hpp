@@ -106,8 +106,8 @@ private:
         unsigned every;
         PrepareFn prepare;
         bool due = false;   // its descriptor woke a blocking wait: poll on the next pass
+        unsigned countdown = 1;   // passes until it is polled again (every > 1)
     };
-    unsigned pass_ = 0;
     std::vector<Source> sources_;
     ProgressMode mode_ = ProgressMode::Busy;
     std::string reason_ = "default";

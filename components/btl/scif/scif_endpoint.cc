@@ -29,11 +29,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// ---- descriptor table ------------------------------------------------------
-// Indexed by descriptor; lookups on the data path are one acquire load.
-constexpr int kMaxEndpoints = 1 << 16;
-std::atomic<Endpoint *> g_table[kMaxEndpoints];
-std::mutex g_table_lock;   // open/close only
+std::mutex g_table_lock;   // open/close of the descriptor table only
 
 // A word the peer reads with process_vm_readv to find out, by a real
 // attempt, whether single-copy works toward this process.
@@ -261,12 +257,7 @@ uint32_t ring_cells_default()
 
 // ---- table -------------------------------------------------------------------
 
-Endpoint *lookup(int epd)
-{
-    if (epd < 0 || epd >= kMaxEndpoints)
-        return nullptr;
-    return g_table[epd].load(std::memory_order_acquire);
-}
+std::atomic<Endpoint *> g_table[kMaxEndpoints];
 
 int adopt(std::unique_ptr<Endpoint> ep)
 {
@@ -767,26 +758,6 @@ int stream_recv(Endpoint &ep, std::span<std::byte> data, bool block)
 }
 
 size_t max_message(const Endpoint &ep) { return ep.tx.max_chunk(); }
-
-int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag,
-                     std::span<const std::span<const std::byte>> pieces)
-{
-    size_t len = 0;
-    for (auto p : pieces)
-        len += p.size();
-    if (len > ep.tx.max_chunk())
-        return -EMSGSIZE;
-    if (!ep.tx.has_room(len))
-        return ep.peer_closed() ? -ECONNRESET : -EAGAIN;
-    auto dst = ep.tx.reserve(len);
-    size_t at = 0;
-    for (auto p : pieces) {
-        weft::cutil::copy_bytes(dst.data() + at, p.data(), p.size());
-        at += p.size();
-    }
-    ep.tx.publish(static_cast<ChunkType>(type), tag);
-    return 0;
-}
 
 // ---- single copy ---------------------------------------------------------------------
 

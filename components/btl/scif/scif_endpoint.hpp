@@ -20,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include <weft/component_util.hpp>
 #include <weft/scif.h>
 
 #include "scif_bounce.hpp"
@@ -111,8 +112,17 @@ private:
 };
 
 // ---- the descriptor table ------------------------------------------------
+// Indexed by descriptor; a lookup on the data path is one acquire load
+// (inline: btl/scif does one per message sent and per endpoint polled).
+inline constexpr int kMaxEndpoints = 1 << 16;
+extern std::atomic<Endpoint *> g_table[kMaxEndpoints];
 // Endpoint of a descriptor, or nullptr (EBADF).
-Endpoint *lookup(int epd);
+inline Endpoint *lookup(int epd)
+{
+    if (epd < 0 || epd >= kMaxEndpoints)
+        return nullptr;
+    return g_table[epd].load(std::memory_order_acquire);
+}
 // Creates an unbound endpoint; its descriptor, or -errno.
 int open_endpoint();
 // Takes the endpoint out of the table and closes it (the peer sees the close).
@@ -162,8 +172,26 @@ int stream_send(Endpoint &ep, std::span<const std::byte> data, bool block);
 int stream_recv(Endpoint &ep, std::span<std::byte> data, bool block);
 // Framed message of an internal user (type >= kFirstUserType): 0, -EAGAIN
 // when the ring is full, -ECONNRESET when the peer is gone, -EMSGSIZE.
-int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag,
-                     std::span<const std::span<const std::byte>> pieces);
+inline int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag,
+                     std::span<const std::span<const std::byte>> pieces)
+{
+    size_t len = 0;
+    for (auto p : pieces)
+        len += p.size();
+    if (len > ep.tx.max_chunk())
+        return -EMSGSIZE;
+    if (!ep.tx.has_room(len))
+        return ep.peer_closed() ? -ECONNRESET : -EAGAIN;
+    auto dst = ep.tx.reserve(len);
+    size_t at = 0;
+    for (auto p : pieces) {
+        weft::cutil::copy_bytes(dst.data() + at, p.data(), p.size());
+        at += p.size();
+    }
+    ep.tx.publish(static_cast<ChunkType>(type), tag);
+    return 0;
+}
+
 // Largest message try_send_message() takes on ep.
 size_t max_message(const Endpoint &ep);
 
