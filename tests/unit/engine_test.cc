@@ -119,6 +119,46 @@ TEST_F(Engine, ContextsKeepTrafficApartAndSyncSendsWaitForTheMatch)
     EXPECT_EQ(weft_isend_ctx(&x, sizeof x, 0, 3, a, 0x80, &r), WEFT_ERR_BAD_PARAM);
 }
 
+TEST_F(Engine, ContextsPastTheShortFramesRangeStayApart)
+{
+    // Tagged frames carry a 24-bit context; larger ones go as Eager frames.
+    // Either way a message matches only its own context, posted or not.
+    const uint32_t contexts[] = {0xffffff, 0x1000000, 0x1000000 + WEFT_CONTEXT_FIRST_FREE, 0xffffffff};
+    const int32_t tag = 0x7fffffff;
+    for (bool posted : {false, true}) {
+        std::vector<int> got(std::size(contexts), -1);
+        std::vector<weft_request_t> reqs(std::size(contexts));
+        if (posted)
+            for (size_t i = 0; i < std::size(contexts); ++i)
+                ASSERT_EQ(weft_irecv_ctx(&got[i], sizeof(int), 0, tag, contexts[i], &reqs[i]), WEFT_SUCCESS)
+                    << weft_error_message();
+        for (size_t i = std::size(contexts); i-- > 0;) {   // sent in the reverse order
+            const int v = static_cast<int>(i) + 10;
+            ASSERT_EQ(weft_send_ctx(&v, sizeof v, 0, tag, contexts[i]), WEFT_SUCCESS) << weft_error_message();
+        }
+        // Nothing reached the default context or the low bits of a large one.
+        int flag = 1;
+        ASSERT_EQ(weft_iprobe(WEFT_ANY_SOURCE, WEFT_ANY_TAG, &flag, nullptr), WEFT_SUCCESS);
+        EXPECT_EQ(flag, 0);
+        ASSERT_EQ(weft_iprobe_ctx(WEFT_ANY_SOURCE, WEFT_ANY_TAG, WEFT_CONTEXT_FIRST_FREE, &flag, nullptr),
+                  WEFT_SUCCESS);
+        EXPECT_EQ(flag, 0);
+        for (size_t i = 0; i < std::size(contexts); ++i) {
+            weft_msg_status_t st;
+            if (!posted)
+                ASSERT_EQ(weft_irecv_ctx(&got[i], sizeof(int), 0, tag, contexts[i], &reqs[i]), WEFT_SUCCESS);
+            // Bounded: a message lost to the wrong context must fail the test, not hang it.
+            int done = 0;
+            for (int poll = 0; poll < 100000 && !done; ++poll)
+                ASSERT_EQ(weft_test(&reqs[i], &done, &st), WEFT_SUCCESS);
+            ASSERT_EQ(done, 1) << "context " << std::hex << contexts[i] << ": its message never matched";
+            EXPECT_EQ(got[i], static_cast<int>(i) + 10) << std::hex << contexts[i];
+            EXPECT_EQ(st.tag, tag);
+            EXPECT_EQ(st.count, sizeof(int));
+        }
+    }
+}
+
 TEST_F(Engine, UnexpectedMessagesMatchInOrderWithWildcards)
 {
     // Sent before any receive is posted: they wait in the unexpected queue.
