@@ -17,11 +17,14 @@
 //          difference to `lat` is what the engine adds per message
 //   rawbw  the transport alone, measured like `bw`: RDMA gets as the
 //          engine's rendezvous does them, or max_send-sized active messages
+//   idle   the cost of one progress pass with the peer connected and nothing
+//          arriving, in ns (SIZE is ignored): a busy waiter notices a message
+//          half a pass late on average
 //
 // Sizes default to 0 B .. 4 MiB (powers of two), or WEFT_BENCH_SIZES.
 // Only rank 0 prints: `lat <bytes> <us>`, `bw <bytes> <MB/s>`,
 // `rate <bytes> <msgs/s>`, `multi <bytes> <MB/s>`, `raw <bytes> <us>`,
-// `rawbw <bytes> <MB/s>`.
+// `rawbw <bytes> <MB/s>`, `idle 0 <ns per pass>`.
 #include <weft.h>
 
 #include <sched.h>
@@ -327,6 +330,20 @@ double raw_bandwidth(size_t n, int me)
     return static_cast<double>(n) * kWindow * iters / 1e6 / secs;
 }
 
+// ns per progress pass, with the pair connected and idle.
+double idle_pass_ns(int me)
+{
+    auto *rt = weft::rt::Runtime::current();
+    raw_endpoint(me);   // connected, as during a ping-pong
+    constexpr int kPasses = 200000;
+    for (int i = 0; i < kPasses / 10; ++i)
+        rt->progress().progress();
+    const double t0 = now_us();
+    for (int i = 0; i < kPasses; ++i)
+        rt->progress().progress();
+    return (now_us() - t0) * 1e3 / kPasses;
+}
+
 std::vector<size_t> sizes_from(const char *text)
 {
     std::vector<size_t> out;
@@ -376,6 +393,11 @@ int main(int argc, char **argv)
             double us = raw_latency(n, me);
             if (me == 0 && us >= 0)
                 std::printf("raw %zu %.3f\n", n, us);
+        }
+        if (mode == "idle" && pair) {
+            double ns = idle_pass_ns(me);
+            if (me == 0)
+                std::printf("idle 0 %.1f\n", ns);
         }
         if (mode == "rawbw" && pair) {
             double mbs = raw_bandwidth(n, me);
