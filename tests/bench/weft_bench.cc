@@ -17,6 +17,10 @@
 //          difference to `lat` is what the engine adds per message
 //   rawbw  the transport alone, measured like `bw`: RDMA gets as the
 //          engine's rendezvous does them, or max_send-sized active messages
+//   latdist  the ping-pong of `lat`, each round trip timed on its own (with
+//          the cycle counter, as perftest's ib_send_lat does): the median
+//          and the mean one-way latency, for comparison with a tool that
+//          reports a typical (median) value
 //   idle   the cost of one progress pass with the peer connected and nothing
 //          arriving, in ns (SIZE is ignored): a busy waiter notices a message
 //          half a pass late on average
@@ -24,14 +28,19 @@
 // Sizes default to 0 B .. 4 MiB (powers of two), or WEFT_BENCH_SIZES.
 // Only rank 0 prints: `lat <bytes> <us>`, `bw <bytes> <MB/s>`,
 // `rate <bytes> <msgs/s>`, `multi <bytes> <MB/s>`, `raw <bytes> <us>`,
-// `rawbw <bytes> <MB/s>`, `idle 0 <ns per pass>`.
+// `rawbw <bytes> <MB/s>`, `idle 0 <ns per pass>`,
+// `latmed <bytes> <us>` and `latavg <bytes> <us>` (latdist).
 #include <weft.h>
 
 #include <sched.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -117,6 +126,57 @@ double latency(size_t n, int me)
         }
     }
     return (now_us() - t0) / (2.0 * iters);
+}
+
+// A cheap per-iteration clock: the cycle counter where there is one (in a
+// VM without a paravirtual clock, clock_gettime is a system call that would
+// cost more than a Soft-RoCE message), converted with a rate measured
+// against CLOCK_MONOTONIC over the whole run.
+uint64_t ticks()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __rdtsc();
+#else
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + ts.tv_nsec;
+#endif
+}
+
+// {median, mean} one-way latency in us, each round trip timed apart.
+std::pair<double, double> latency_distribution(size_t n, int me)
+{
+    Buffer sbuf(n), rbuf(n);
+    auto [iters, warmup] = lat_iters(n);
+    std::vector<uint64_t> rtt(iters);
+    for (int i = 0; i < warmup; ++i) {
+        if (me == 0) {
+            check(weft_send(sbuf.get(), n, 1, kTagData), "send");
+            check(weft_recv(rbuf.get(), n, 1, kTagData, nullptr), "recv");
+        } else {
+            check(weft_recv(rbuf.get(), n, 0, kTagData, nullptr), "recv");
+            check(weft_send(sbuf.get(), n, 0, kTagData), "send");
+        }
+    }
+    const double t0 = now_us();
+    const uint64_t c0 = ticks();
+    uint64_t last = c0;
+    for (int i = 0; i < iters; ++i) {
+        if (me == 0) {
+            check(weft_send(sbuf.get(), n, 1, kTagData), "send");
+            check(weft_recv(rbuf.get(), n, 1, kTagData, nullptr), "recv");
+        } else {
+            check(weft_recv(rbuf.get(), n, 0, kTagData, nullptr), "recv");
+            check(weft_send(sbuf.get(), n, 0, kTagData), "send");
+        }
+        const uint64_t now = ticks();
+        rtt[i] = now - last;
+        last = now;
+    }
+    const double us = now_us() - t0;
+    const double us_per_tick = us / static_cast<double>(last - c0);
+    std::nth_element(rtt.begin(), rtt.begin() + iters / 2, rtt.end());
+    return {static_cast<double>(rtt[iters / 2]) * us_per_tick / 2, us / (2.0 * iters)};
 }
 
 // Streams windows from `from` to `to`; returns MB/s on `from`.
@@ -393,6 +453,11 @@ int main(int argc, char **argv)
             double us = raw_latency(n, me);
             if (me == 0 && us >= 0)
                 std::printf("raw %zu %.3f\n", n, us);
+        }
+        if (mode == "latdist" && pair) {
+            auto [median, mean] = latency_distribution(n, me);
+            if (me == 0)
+                std::printf("latmed %zu %.3f\nlatavg %zu %.3f\n", n, median, n, mean);
         }
         if (mode == "idle" && pair) {
             double ns = idle_pass_ns(me);
