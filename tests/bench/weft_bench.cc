@@ -109,6 +109,18 @@ struct Buffer {
     unsigned char *get() { return ptr.get(); }
 };
 
+// One ping-pong exchange of n bytes between ranks 0 and 1.
+void round_trip(Buffer &sbuf, Buffer &rbuf, size_t n, int me)
+{
+    if (me == 0) {
+        check(weft_send(sbuf.get(), n, 1, kTagData), "send");
+        check(weft_recv(rbuf.get(), n, 1, kTagData, nullptr), "recv");
+    } else {
+        check(weft_recv(rbuf.get(), n, 0, kTagData, nullptr), "recv");
+        check(weft_send(sbuf.get(), n, 0, kTagData), "send");
+    }
+}
+
 double latency(size_t n, int me)
 {
     Buffer sbuf(n), rbuf(n);
@@ -117,13 +129,7 @@ double latency(size_t n, int me)
     for (int i = 0; i < iters + warmup; ++i) {
         if (i == warmup)
             t0 = now_us();
-        if (me == 0) {
-            check(weft_send(sbuf.get(), n, 1, kTagData), "send");
-            check(weft_recv(rbuf.get(), n, 1, kTagData, nullptr), "recv");
-        } else {
-            check(weft_recv(rbuf.get(), n, 0, kTagData, nullptr), "recv");
-            check(weft_send(sbuf.get(), n, 0, kTagData), "send");
-        }
+        round_trip(sbuf, rbuf, n, me);
     }
     return (now_us() - t0) / (2.0 * iters);
 }
@@ -149,26 +155,13 @@ std::pair<double, double> latency_distribution(size_t n, int me)
     Buffer sbuf(n), rbuf(n);
     auto [iters, warmup] = lat_iters(n);
     std::vector<uint64_t> rtt(iters);
-    for (int i = 0; i < warmup; ++i) {
-        if (me == 0) {
-            check(weft_send(sbuf.get(), n, 1, kTagData), "send");
-            check(weft_recv(rbuf.get(), n, 1, kTagData, nullptr), "recv");
-        } else {
-            check(weft_recv(rbuf.get(), n, 0, kTagData, nullptr), "recv");
-            check(weft_send(sbuf.get(), n, 0, kTagData), "send");
-        }
-    }
+    for (int i = 0; i < warmup; ++i)
+        round_trip(sbuf, rbuf, n, me);
     const double t0 = now_us();
     const uint64_t c0 = ticks();
     uint64_t last = c0;
     for (int i = 0; i < iters; ++i) {
-        if (me == 0) {
-            check(weft_send(sbuf.get(), n, 1, kTagData), "send");
-            check(weft_recv(rbuf.get(), n, 1, kTagData, nullptr), "recv");
-        } else {
-            check(weft_recv(rbuf.get(), n, 0, kTagData, nullptr), "recv");
-            check(weft_send(sbuf.get(), n, 0, kTagData), "send");
-        }
+        round_trip(sbuf, rbuf, n, me);
         const uint64_t now = ticks();
         rtt[i] = now - last;
         last = now;

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <memory>
@@ -173,7 +174,7 @@ int stream_recv(Endpoint &ep, std::span<std::byte> data, bool block);
 // Framed message of an internal user (type >= kFirstUserType): 0, -EAGAIN
 // when the ring is full, -ECONNRESET when the peer is gone, -EMSGSIZE.
 inline int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag,
-                     std::span<const std::span<const std::byte>> pieces)
+                            std::span<const std::span<const std::byte>> pieces)
 {
     size_t len = 0;
     for (auto p : pieces)
