@@ -65,12 +65,11 @@ public:
     template <class Done>
     bool wait_until(Done &&done, std::chrono::milliseconds timeout)
     {
-        // The clock is read only by a wait with a deadline (a blocking
-        // receive waits forever and never reads it: in a VM without a
-        // paravirtual clock each read is a system call that reads the
-        // HPET, about 1 us under emulation, and one per receive added 4-5 us
-        // to a Soft-RoCE ping-pong). A timed wait reads it every 64 passes,
-        // first after 64, and on every pass once passes may sleep
+        // The clock is read only by a wait with a deadline: a blocking
+        // receive waits forever and has no use for it (in a VM without a
+        // paravirtual clock each read is a system call that reads the HPET,
+        // about 1 us under emulation). A timed wait reads it every 64
+        // passes, first after 64, and on every pass once passes may sleep
         // (blocking mode).
         const bool timed = timeout < kForever;
         const bool may_sleep = effective_mode() == ProgressMode::Block;

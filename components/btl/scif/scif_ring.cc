@@ -26,8 +26,10 @@ void RingProducer::pad_to_end()
     while (left > 0) {
         const uint64_t n = std::min<uint64_t>(left, kMaxPadCells);
         std::byte *cell = cells_ + (tail_ & mask_) * kCell;
-        *meta_word(cell) = pack_meta(static_cast<uint32_t>(n * kCell - kChunkHeader), ChunkType::pad, 0);
-        std::atomic_ref<uint32_t>(*seq_word(cell)).store(seq_of(tail_), std::memory_order_release);
+        *ring_detail::meta_word(cell) =
+            ring_detail::pack_meta(static_cast<uint32_t>(n * kCell - kChunkHeader), ChunkType::pad, 0);
+        std::atomic_ref<uint32_t>(*ring_detail::seq_word(cell))
+            .store(ring_detail::seq_of(tail_), std::memory_order_release);
         tail_ += n;
         left -= n;
     }

@@ -76,6 +76,23 @@ struct Chunk {
     std::span<const std::byte> payload;
 };
 
+namespace ring_detail {
+
+// The seq value that publishes position pos: odd, so never the 0 a freed
+// cell holds.
+inline uint32_t seq_of(uint64_t pos) { return static_cast<uint32_t>(pos * 2 + 1); }
+
+inline uint32_t *seq_word(std::byte *cell) { return reinterpret_cast<uint32_t *>(cell); }
+inline uint32_t *meta_word(std::byte *cell) { return reinterpret_cast<uint32_t *>(cell + 4); }
+
+// meta: bits 0-19 payload length, 20-23 type, 24-31 tag.
+inline uint32_t pack_meta(uint32_t len, ChunkType type, uint8_t tag)
+{
+    return len | (static_cast<uint32_t>(type) & 0xf) << 20 | static_cast<uint32_t>(tag) << 24;
+}
+
+} // namespace ring_detail
+
 class RingProducer {
 public:
     RingProducer() = default;
@@ -125,8 +142,8 @@ public:
     // idle poll's question, answered without a call.
     bool ready() const
     {
-        const auto *seq = reinterpret_cast<const uint32_t *>(cells_ + (head_ & mask_) * kCell);
-        return __atomic_load_n(seq, __ATOMIC_ACQUIRE) == static_cast<uint32_t>(head_ * 2 + 1);
+        const auto *seq = ring_detail::seq_word(cells_ + (head_ & mask_) * kCell);
+        return __atomic_load_n(seq, __ATOMIC_ACQUIRE) == ring_detail::seq_of(head_);
     }
     // Before blocking: announce it; then re-check peek() before sleeping.
     void set_waiting(bool on);
@@ -142,28 +159,6 @@ private:
 };
 
 // ---- the data path, inline: one call per message less on each side ---------
-
-namespace ring_detail {
-
-// The seq value that publishes position pos: odd, so never the 0 a freed
-// cell holds.
-inline uint32_t seq_of(uint64_t pos) { return static_cast<uint32_t>(pos * 2 + 1); }
-
-inline uint32_t *seq_word(std::byte *cell) { return reinterpret_cast<uint32_t *>(cell); }
-inline uint32_t *meta_word(std::byte *cell) { return reinterpret_cast<uint32_t *>(cell + 4); }
-
-// meta: bits 0-19 payload length, 20-23 type, 24-31 tag.
-inline uint32_t pack_meta(uint32_t len, ChunkType type, uint8_t tag)
-{
-    return len | (static_cast<uint32_t>(type) & 0xf) << 20 | static_cast<uint32_t>(tag) << 24;
-}
-
-} // namespace ring_detail
-
-using ring_detail::meta_word;
-using ring_detail::pack_meta;
-using ring_detail::seq_of;
-using ring_detail::seq_word;
 
 inline bool RingProducer::has_room(size_t len)
 {
@@ -206,9 +201,9 @@ inline std::span<std::byte> RingProducer::reserve(size_t len)
 inline void RingProducer::publish(ChunkType type, uint8_t tag)
 {
     std::byte *cell = cells_ + (pending_pos_ & mask_) * kCell;
-    *meta_word(cell) = pack_meta(pending_len_, type, tag);
-    std::atomic_ref<uint32_t>(*seq_word(cell))
-        .store(seq_of(pending_pos_), std::memory_order_release);
+    *ring_detail::meta_word(cell) = ring_detail::pack_meta(pending_len_, type, tag);
+    std::atomic_ref<uint32_t>(*ring_detail::seq_word(cell))
+        .store(ring_detail::seq_of(pending_pos_), std::memory_order_release);
     tail_ = pending_pos_ + cells_for(pending_len_);
 }
 
@@ -216,10 +211,10 @@ inline bool RingConsumer::peek(Chunk *out)
 {
     for (;;) {
         std::byte *cell = cells_ + (head_ & mask_) * kCell;
-        if (std::atomic_ref<uint32_t>(*seq_word(cell)).load(std::memory_order_acquire) !=
-            seq_of(head_))
+        if (std::atomic_ref<uint32_t>(*ring_detail::seq_word(cell)).load(std::memory_order_acquire) !=
+            ring_detail::seq_of(head_))
             return false;
-        const uint32_t meta = *meta_word(cell);
+        const uint32_t meta = *ring_detail::meta_word(cell);
         const uint32_t len = meta & kMaxChunkLen;
         const auto type = static_cast<ChunkType>((meta >> 20) & 0xf);
         const uint64_t idx = head_ & mask_;
@@ -254,7 +249,7 @@ inline bool RingConsumer::peek(Chunk *out)
 inline void RingConsumer::pop()
 {
     for (uint32_t i = 0; i < head_cells_; ++i)
-        *seq_word(cells_ + ((head_ + i) & mask_) * kCell) = 0;
+        *ring_detail::seq_word(cells_ + ((head_ + i) & mask_) * kCell) = 0;
     head_ += head_cells_;
     head_cells_ = 0;
     std::atomic_ref<uint64_t>(r_->head).store(head_, std::memory_order_release);
