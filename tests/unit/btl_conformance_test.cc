@@ -4,6 +4,8 @@
 // mode for transports that need a peer process.
 #include <gtest/gtest.h>
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "btl_harness.hpp"
+#include "rte/progress.hpp"
 
 using namespace weft::test::btl;
 
@@ -1192,6 +1195,170 @@ TEST_P(BtlPeerConformance, HandlerMaySendWithoutRecursion)
             return me + ": " + problem;
         if (h.max_upcall_depth != 1 || nested != 0)
             return me + ": an upcall was re-entered";
+        return barrier(ctx);
+    });
+}
+
+// ---- wait_fd: a receiver asleep on it is woken -----------------------------
+
+namespace {
+
+// A module with wait_fd but no prepare_wait keeps the descriptor readable
+// on work unasked (btl.h): 0 then, as prepare_wait would say.
+int prepare_wait(weft_btl_module_t *m)
+{
+    if (WEFT_HAS_MEMBER(m->ops, weft_btl_module_ops_t, prepare_wait) && m->ops->prepare_wait)
+        return m->ops->prepare_wait(m);
+    return 0;
+}
+
+// Polls the module until it reports nothing to do and prepare_wait() says
+// blocking is safe. "" or what failed.
+std::string arm_idle_module(weft_btl_module_t *m)
+{
+    for (int i = 0; i < 100'000; ++i) {
+        if (m->ops->progress(m) > 0)
+            continue;
+        int rc = prepare_wait(m);
+        if (rc == 0)
+            return "";
+        if (rc < 0)
+            return "prepare_wait failed: " + std::string(weft_status_string(rc));
+    }
+    return "the module never became idle";
+}
+
+// 30 s: a guard against a lost wake-up hanging the test, not a threshold.
+constexpr int kWakeGuardMs = 30'000;
+
+// The parent connects; the child learns the endpoint from the first message.
+std::string connect_from_parent(PeerContext &ctx, weft_btl_endpoint_t **ep)
+{
+    if (ctx.side == Side::parent)
+        return ctx.harness.connect(ctx.peer(WEFT_PEER_SAME_NODE), ep);
+    return "";
+}
+
+} // namespace
+
+// The receiver, after busy polling, sleeps in poll() on the wait_fd of the
+// module that carries the connection (btl/tcp has one per interface); the
+// sender sends only then. A small message, then a large one (fragments, or
+// a placement, which also needs the wake-ups between its pieces). A module
+// that takes its descriptors out of the epoll set while it polls (btl/tcp)
+// must put them back in prepare_wait.
+TEST_P(BtlPeerConformance, WaitFdWakesASleepingReceiver)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = side_name(ctx);
+        if (!(h.module()->caps.flags & WEFT_BTL_FLAG_FD))
+            return "";   // nothing to sleep on
+        weft_btl_endpoint_t *ep = nullptr;
+        if (auto err = connect_from_parent(ctx, &ep); !err.empty())
+            return me + ": " + err;
+        const size_t large = std::min(size_t{3} << 20, h.module()->caps.max_send);
+        if (ctx.side == Side::parent) {
+            if (int rc = send_bytes(h, ep, 7, pattern(8, 1)); rc)
+                return "first send: " + std::string(weft_status_string(rc));
+            for (size_t n : {size_t{24}, large}) {
+                // Progress meanwhile: what this side queued may need it.
+                if (!h.progress_until([&] { return ctx.channel.readable(); }))
+                    return "the child never said it sleeps before the message of " + std::to_string(n) +
+                           " bytes (was it woken by the one before?): " + h.failure();
+                if (!ctx.channel.receive(std::chrono::seconds(30)))
+                    return "control channel broken";
+                if (int rc = send_bytes(h, ep, 8, pattern(n, 2)); rc)
+                    return "send while the peer sleeps: " + std::string(weft_status_string(rc));
+            }
+            if (!h.progress_until([&] { return h.deliveries.size() == 1; }))
+                return "no verdict: " + h.failure();
+            ctx.channel.send(std::string("done"));
+            return "";
+        }
+        if (!h.progress_until([&] { return h.deliveries.size() == 1; }))
+            return "first message missing: " + h.failure();
+        weft_btl_endpoint_t *back = h.deliveries[0].ep;
+        weft_btl_module_t *m = back->module;
+        const int fd = m->ops->wait_fd(m);
+        if (fd < 0)
+            return "WEFT_BTL_FLAG_FD without a wait_fd";
+        for (size_t n : {size_t{24}, large}) {
+            const size_t before = h.deliveries.size();
+            if (auto err = arm_idle_module(m); !err.empty())
+                return err;
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, 0) != 0)
+                return "wait_fd is readable with nothing to do";
+            ctx.channel.send(std::string("sleeping"));
+            // Asleep until the sender's wake-up; the peer sends only now.
+            if (::poll(&p, 1, kWakeGuardMs) != 1)
+                return "not woken by a message of " + std::to_string(n) + " bytes";
+            // Woken: take the message, sleeping again between pieces.
+            while (h.deliveries.size() == before) {
+                if (m->ops->progress(m) > 0)
+                    continue;
+                if (prepare_wait(m) == 0 && ::poll(&p, 1, kWakeGuardMs) != 1)
+                    return "stalled inside a message of " + std::to_string(n) + " bytes";
+            }
+            const auto &d = h.deliveries.back();
+            if (d.am_id != 8 || d.data.size() != n || checksum(d.data) != checksum(pattern(n, 2)))
+                return "message of " + std::to_string(n) + " bytes corrupted";
+        }
+        if (int rc = send_bytes(h, back, 1, pattern(3, 3)); rc)
+            return "verdict failed";
+        // Delivered before this side finalizes and closes.
+        if (!h.progress_until([&] { return ctx.channel.readable(); }))
+            return "the parent never confirmed the verdict: " + h.failure();
+        (void)ctx.channel.receive(std::chrono::seconds(30));
+        return "";
+    });
+}
+
+// The runtime's progress engine in block mode, every module a source: each
+// side of a ping-pong sleeps in epoll on the wait_fds between messages, and
+// every message arrives whole, small ones and every tenth of 1 MiB.
+TEST_P(BtlPeerConformance, ProgressEngineBlockModeDeliversEverything)
+{
+    mirror([](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        const std::string me = side_name(ctx);
+        if (!(h.module()->caps.flags & WEFT_BTL_FLAG_FD))
+            return "";
+        weft_btl_endpoint_t *ep = nullptr;
+        if (auto err = connect_from_parent(ctx, &ep); !err.empty())
+            return me + ": " + err;
+        weft::rt::ProgressEngine pe;
+        for (weft_btl_module_t *m : h.modules())
+            pe.add([](void *c) {
+                       auto *mm = static_cast<weft_btl_module_t *>(c);
+                       return mm->ops->progress(mm);
+                   },
+                   m, m->ops->wait_fd(m), 1, [](void *c) { return prepare_wait(static_cast<weft_btl_module_t *>(c)); });
+        pe.set_mode(weft::rt::ProgressMode::Block, "test");
+        if (pe.effective_mode() != weft::rt::ProgressMode::Block)
+            return me + ": block mode is not effective (no wait_fd?)";
+        constexpr uint32_t kRounds = 200;
+        const size_t large = std::min((size_t{1} << 20) + 13, h.module()->caps.max_send);
+        auto size_of = [&](uint32_t i) { return i % 10 == 4 ? large : size_t{4}; };
+        weft_btl_endpoint_t *to = ep;
+        for (uint32_t i = 0; i < kRounds; ++i) {
+            const bool my_turn = (i % 2 == 0) == (ctx.side == Side::parent);
+            if (my_turn) {
+                if (int rc = send_bytes(h, to, 9, pattern(size_of(i), i)); rc)
+                    return me + ": send " + std::to_string(i) + ": " + weft_status_string(rc);
+                continue;
+            }
+            const size_t want = i / 2 + 1;
+            if (!pe.wait_until([&] { return h.deliveries.size() >= want; },
+                               std::chrono::milliseconds(kWakeGuardMs)))
+                return me + ": message " + std::to_string(i) + " never arrived";
+            const auto &d = h.deliveries.back();
+            const size_t n = size_of(i);
+            if (d.data.size() != n || checksum(d.data) != checksum(pattern(n, i)))
+                return me + ": message " + std::to_string(i) + " corrupted";
+            to = d.ep;
+        }
         return barrier(ctx);
     });
 }

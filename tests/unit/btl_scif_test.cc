@@ -1,13 +1,11 @@
 // btl/scif at module level in two processes (run_two_process of the
 // conformance harness): connect, small and large messages with checksums,
 // 10^4 messages in order, put/get, orderly disconnect, and a peer killed
-// with SIGKILL (FAILED, no hang), wait_fd wake-ups (a receiver asleep in
-// poll() on it is woken by the sender; the runtime's progress engine in
-// block mode), and the bounce fallback when the kernel refuses
-// process_vm_readv/writev. Bounded waits only.
+// with SIGKILL (FAILED, no hang), and the bounce fallback when the kernel
+// refuses process_vm_readv/writev. wait_fd wake-ups are in the conformance
+// suite. Bounded waits only.
 #include <gtest/gtest.h>
 
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,7 +17,6 @@
 
 #include "btl_harness.hpp"
 #include "no_process_vm.hpp"
-#include "rte/progress.hpp"
 
 using namespace weft::test::btl;
 
@@ -169,140 +166,6 @@ TEST_F(BtlScif, PutGetAndDisconnect)
             return "disconnect failed";
         if (!h.progress_until([&] { return h.count_states(ep, WEFT_BTL_EP_CLOSED) == 1; }))
             return "no CLOSED after disconnect";
-        return "";
-    });
-    EXPECT_TRUE(r.empty()) << r;
-}
-
-// Polls the module until it reports nothing to do and prepare_wait() says
-// blocking is safe. "" or what failed.
-std::string arm_idle_module(BtlHarness &h)
-{
-    weft_btl_module_t *m = h.module();
-    for (int i = 0; i < 100'000; ++i) {
-        if (m->ops->progress(m) > 0)
-            continue;
-        int rc = m->ops->prepare_wait(m);
-        if (rc == 0)
-            return "";
-        if (rc < 0)
-            return "prepare_wait failed: " + std::string(weft_status_string(rc));
-    }
-    return "the module never became idle";
-}
-
-// 30 s: a guard against a lost wake-up hanging the test, not a threshold.
-constexpr int kWakeGuardMs = 30'000;
-
-TEST_F(BtlScif, WaitFdWakesASleepingReceiver)
-{
-    std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
-        BtlHarness &h = ctx.harness;
-        weft_btl_module_t *m = h.module();
-        if (!(m->caps.flags & WEFT_BTL_FLAG_FD) || m->ops->wait_fd(m) < 0 || !m->ops->prepare_wait)
-            return "btl/scif offers no wait_fd";
-        weft_btl_endpoint_t *ep = nullptr;
-        if (auto err = connect_pair(ctx, &ep); !err.empty())
-            return err;
-        const int fd = m->ops->wait_fd(m);
-        if (ctx.side == Side::parent) {
-            if (int rc = send_bytes(h, ep, 7, pattern(8, 1)); rc)
-                return "first send: " + std::string(weft_status_string(rc));
-            // Round 1: a small message; round 2: one larger than the ring,
-            // which also needs the receiver's room wake-ups (fragments).
-            for (size_t n : {size_t{24}, size_t{3} << 20}) {
-                auto go = ctx.channel.receive(std::chrono::seconds(30));
-                if (!go)
-                    return "the child never went to sleep";
-                if (int rc = send_bytes(h, ep, 8, pattern(n, 2)); rc)
-                    return "send while the peer sleeps: " + std::string(weft_status_string(rc));
-            }
-            if (!h.progress_until([&] { return !h.deliveries.empty(); }))
-                return "no verdict: " + h.failure();
-            return "";
-        }
-        if (!h.progress_until([&] { return h.deliveries.size() == 1; }))
-            return "first message missing: " + h.failure();
-        weft_btl_endpoint_t *back = h.deliveries[0].ep;
-        for (size_t n : {size_t{24}, size_t{3} << 20}) {
-            const size_t before = h.deliveries.size();
-            if (auto err = arm_idle_module(h); !err.empty())
-                return err;
-            pollfd p{fd, POLLIN, 0};
-            if (::poll(&p, 1, 0) != 0)
-                return "wait_fd is readable with nothing to do";
-            ctx.channel.send(std::string("sleeping"));
-            // Asleep until the sender's wake-up; the peer sends only now.
-            if (::poll(&p, 1, kWakeGuardMs) != 1)
-                return "not woken by a message of " + std::to_string(n) + " bytes";
-            // Woken: take the message, sleeping again between pieces.
-            while (h.deliveries.size() == before) {
-                if (m->ops->progress(m) > 0)
-                    continue;
-                if (m->ops->prepare_wait(m) == 0 && ::poll(&p, 1, kWakeGuardMs) != 1)
-                    return "stalled inside a message of " + std::to_string(n) + " bytes";
-            }
-            const auto &d = h.deliveries.back();
-            if (d.am_id != 8 || d.data.size() != n || checksum(d.data) != checksum(pattern(n, 2)))
-                return "message of " + std::to_string(n) + " bytes corrupted";
-        }
-        // Small, so it is in the ring at once: the parent reads it even
-        // after this side's finalize closes the connection.
-        if (int rc = send_bytes(h, back, 1, pattern(3, 3)); rc)
-            return "verdict failed";
-        return "";
-    });
-    EXPECT_TRUE(r.empty()) << r;
-}
-
-// The runtime's progress engine in block mode over btl/scif: the receiver
-// blocks in epoll on wait_fd between messages and every message arrives.
-TEST_F(BtlScif, ProgressEngineBlockModeDeliversEverything)
-{
-    std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
-        BtlHarness &h = ctx.harness;
-        weft_btl_module_t *m = h.module();
-        weft_btl_endpoint_t *ep = nullptr;
-        if (auto err = connect_pair(ctx, &ep); !err.empty())
-            return err;
-        weft::rt::ProgressEngine pe;
-        pe.add([](void *c) {
-                   auto *mm = static_cast<weft_btl_module_t *>(c);
-                   return mm->ops->progress(mm);
-               },
-               m, m->ops->wait_fd(m), 1, [](void *c) {
-                   auto *mm = static_cast<weft_btl_module_t *>(c);
-                   return mm->ops->prepare_wait(mm);
-               });
-        pe.set_mode(weft::rt::ProgressMode::Block, "test");
-        if (pe.effective_mode() != weft::rt::ProgressMode::Block)
-            return "block mode is not effective over btl/scif (no wait_fd?)";
-        constexpr uint32_t kRounds = 200;
-        // Ping-pong: each side waits (blocking) for the other's message.
-        weft_btl_endpoint_t *to = ep;
-        for (uint32_t i = 0; i < kRounds; ++i) {
-            const bool my_turn = (i % 2 == 0) == (ctx.side == Side::parent);
-            if (my_turn) {
-                const size_t n = i % 10 == 4 ? (size_t{1} << 20) + 13 : 4;
-                auto data = pattern(n, i);
-                iovec iov{data.data(), data.size()};
-                int rc = h.retry_on_again([&] { return m->ops->send(to, 9, &iov, 1); });
-                if (rc)
-                    return "send " + std::to_string(i) + ": " + weft_status_string(rc);
-                continue;
-            }
-            const size_t want = i / 2 + 1;
-            if (!pe.wait_until([&] { return h.deliveries.size() >= want; },
-                               std::chrono::milliseconds(kWakeGuardMs)))
-                return "message " + std::to_string(i) + " never arrived";
-            const auto &d = h.deliveries.back();
-            const size_t n = i % 10 == 4 ? (size_t{1} << 20) + 13 : 4;
-            if (d.data.size() != n || checksum(d.data) != checksum(pattern(n, i)))
-                return "message " + std::to_string(i) + " corrupted";
-            to = d.ep;
-        }
-        // The last message is the child's, small and in the ring: the parent
-        // reads it even after the child's close.
         return "";
     });
     EXPECT_TRUE(r.empty()) << r;

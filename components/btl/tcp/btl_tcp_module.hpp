@@ -84,6 +84,7 @@ struct LinkSlot {
     unsigned index = 0;
     bool outgoing = false;              // our connection attempt for it is under way
     bool closed = false;                // the peer's close frame arrived on it
+    bool watched = false;               // its descriptor is in the epoll set (see progress())
     std::unique_ptr<Link> link;         // once up
 };
 
@@ -129,6 +130,9 @@ public:
     int wait_fd() const { return epfd_.get(); }
     int disconnect(TcpEndpoint &ep);
     bool in_progress() const { return in_progress_; }
+    // Before the runtime sleeps on wait_fd: puts the links back in the
+    // epoll set. 1 when there is work already (no sleep), else 0.
+    int prepare_wait();
     // Busy polling without epoll's extra system call (see progress()).
     bool direct_reads_ok() const;
     void read_links_directly();
@@ -146,7 +150,12 @@ private:
     void refuse(Handshake &hs, const std::string &why);
     void adopt(TcpEndpoint &ep, unsigned link, Fd fd);
     TcpEndpoint &new_endpoint(uint32_t rank);
-    void watch_link(LinkSlot &slot, bool out, bool modify);
+    void watch_link(LinkSlot &slot, bool out);
+    void unwatch_link(LinkSlot &slot);
+    // Every link in the epoll set; or the first links out of it, while
+    // they are read directly (see progress()).
+    void watch_all_links();
+    void unwatch_first_links();
     void abandon_placements(TcpEndpoint &ep);
     LinkSink sink_for(TcpEndpoint &ep);
     void fail(TcpEndpoint &ep, int status, const std::string &why);
@@ -185,6 +194,7 @@ private:
     bool warned_refused_ = false;
     bool close_pending_ = false;        // a disconnect() waits for its close frame to go out
     unsigned passes_ = 0;               // progress() calls
+    unsigned watched_first_links_ = 0;  // endpoints' first links in the epoll set
     size_t messages_in_ = 0;            // messages handed to the runtime
     size_t rmem_max_ = SIZE_MAX, wmem_max_ = SIZE_MAX;   // what SO_RCVBUF/SO_SNDBUF may ask
 };

@@ -61,6 +61,12 @@ int op_wait_fd(weft_btl_module_t *m)
     return tcp ? tcp->wait_fd() : -1;
 }
 
+int op_prepare_wait(weft_btl_module_t *m)
+{
+    TcpModule *tcp = TcpModule::from(m);
+    return tcp ? guarded([&] { return tcp->prepare_wait(); }) : WEFT_ERR_BAD_PARAM;
+}
+
 int op_disconnect(weft_btl_endpoint_t *ep)
 {
     TcpEndpoint *e = TcpModule::endpoint(ep);
@@ -87,7 +93,7 @@ const weft_btl_module_ops_t kTcpModuleOps = {
     .wait_fd = op_wait_fd,
     .disconnect = op_disconnect,
     .finalize = op_finalize,
-    .prepare_wait = nullptr,   // its epoll descriptor is readable on work unasked
+    .prepare_wait = op_prepare_wait,
     .sendx = op_sendx,
     .modex_ready = nullptr,   // connects lazily
 };
