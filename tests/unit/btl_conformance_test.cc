@@ -1266,10 +1266,15 @@ TEST_P(BtlPeerConformance, WaitFdWakesASleepingReceiver)
                 if (!h.progress_until([&] { return ctx.channel.readable(); }))
                     return "the child never said it sleeps before the message of " + std::to_string(n) +
                            " bytes (was it woken by the one before?): " + h.failure();
-                if (!ctx.channel.receive(std::chrono::seconds(30)))
+                auto word = ctx.channel.receive(std::chrono::seconds(30));
+                if (!word)
                     return "control channel broken";
+                // Anything else is the child's failure report.
+                if (std::string text(reinterpret_cast<const char *>(word->data()), word->size()); text != "sleeping")
+                    return "the child failed: " + text;
                 if (int rc = send_bytes(h, ep, 8, pattern(n, 2)); rc)
-                    return "send while the peer sleeps: " + std::string(weft_status_string(rc));
+                    return "send while the peer sleeps: " + std::string(weft_status_string(rc)) + "; " +
+                           h.state_story(ep);
             }
             if (!h.progress_until([&] { return h.deliveries.size() == 1; }))
                 return "no verdict: " + h.failure();

@@ -262,6 +262,21 @@ void BtlHarness::up_placed(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, ui
         h.on_placed(ep, am_id, token, status);
 }
 
+std::string BtlHarness::state_story(const weft_btl_endpoint_t *ep) const
+{
+    std::string story;
+    for (const StateChange &st : states) {
+        if (st.ep != ep)
+            continue;
+        const char *name = st.state == WEFT_BTL_EP_CONNECTED ? "CONNECTED"
+                           : st.state == WEFT_BTL_EP_CLOSED  ? "CLOSED"
+                           : st.state == WEFT_BTL_EP_FAILED  ? "FAILED"
+                                                             : "other";
+        story += (story.empty() ? "" : ", ") + std::string(name) + (st.reason.empty() ? "" : " (" + st.reason + ")");
+    }
+    return story.empty() ? "no state upcalls" : "states: " + story;
+}
+
 size_t BtlHarness::count_states(const weft_btl_endpoint_t *ep, weft_btl_ep_state_t state) const
 {
     size_t n = 0;

@@ -135,6 +135,8 @@ public:
     std::vector<Delivery> deliveries;
     std::vector<StateChange> states;
     size_t count_states(const weft_btl_endpoint_t *ep, weft_btl_ep_state_t state) const;
+    // The state upcalls ep got, with their reasons, for failure messages.
+    std::string state_story(const weft_btl_endpoint_t *ep) const;
     long agains = 0;             // WEFT_ERR_AGAIN answers seen by retry_on_again
     int upcall_depth = 0;        // upcalls currently running
     int max_upcall_depth = 0;    // deepest nesting seen: 1 means never re-entered

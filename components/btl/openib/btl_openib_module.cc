@@ -690,7 +690,15 @@ void Module::maybe_closed(Endpoint &ep)
 
 int Module::prepare_wait()
 {
+    if (in_progress_)
+        return 1;
     waited_ = true;
+    // The cpcs' descriptors are in wait_fd's set too, and progress() looks
+    // at them only now and then: what they have pending (a handshake
+    // datagram's completion, a CM event) is taken now, or a quiet module's
+    // wait_fd would be readable and the caller's sleep end at once.
+    for (auto &cpc : cpcs_)
+        (void)cpc->progress();
     if (!reports_.empty() || !stash_.empty())
         return 1;
     if (!armed_) {
