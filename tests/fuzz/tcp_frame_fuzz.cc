@@ -19,8 +19,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     // Frames back to back, with a small limit so oversize claims are common.
     size_t at = 0;
     while (size - at >= kFrameHeaderBytes) {
-        FrameHeader h;
-        if (!decode_frame(in.subspan(at, kFrameHeaderBytes), 4096, &h).empty())
+        FrameHeader h, fast;
+        const bool valid = decode_frame(in.subspan(at, kFrameHeaderBytes), 4096, &h).empty();
+        // The receive path's inline check must agree with the parser.
+        if (frame_valid(in.subspan(at, kFrameHeaderBytes), 4096, &fast) != valid)
+            __builtin_trap();
+        if (!valid)
             break;
         at += kFrameHeaderBytes;
         if (h.len > size - at)

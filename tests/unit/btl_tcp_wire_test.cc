@@ -102,3 +102,38 @@ TEST(BtlTcpWire, FrameHeadersAreCheckedBeforeUse)
     encode_frame(h, bad);   // a close frame with a payload
     EXPECT_NE(decode_frame(std::span(bad, kFrameHeaderBytes), 1000, &back), "");
 }
+
+// The receive path's inline check (frame_valid) and the parser agree on
+// every single-byte change of a valid header, and on every limit.
+TEST(BtlTcpWire, InlineFrameCheckAgreesWithTheParser)
+{
+    FrameHeader h;
+    h.len = h.total = 100;
+    h.am_id = 3;
+    std::byte good[kFrameHeaderBytes];
+    encode_frame(h, good);
+    FrameHeader a, b;
+    for (size_t limit : {size_t{0}, size_t{99}, size_t{100}, size_t{1000}})
+        EXPECT_EQ(frame_valid(std::span(good, kFrameHeaderBytes), limit, &a),
+                  decode_frame(std::span(good, kFrameHeaderBytes), limit, &b).empty())
+            << "limit " << limit;
+    size_t invalid = 0;
+    for (size_t at = 0; at < kFrameHeaderBytes; ++at)
+        for (int v = 0; v < 256; ++v) {
+            std::byte bytes[kFrameHeaderBytes];
+            std::memcpy(bytes, good, sizeof bytes);
+            bytes[at] = static_cast<std::byte>(v);
+            const bool parsed = decode_frame(std::span(bytes, kFrameHeaderBytes), 1000, &b).empty();
+            ASSERT_EQ(frame_valid(std::span(bytes, kFrameHeaderBytes), 1000, &a), parsed)
+                << "byte " << at << " = " << v;
+            if (parsed)
+                EXPECT_TRUE(a.len == b.len && a.am_id == b.am_id && a.kind == b.kind && a.total == b.total);
+            invalid += !parsed;
+        }
+    EXPECT_GT(invalid, 0u);
+    h.kind = kFrameClose;
+    h.len = h.total = 0;
+    encode_frame(h, good);
+    EXPECT_TRUE(frame_valid(std::span(good, kFrameHeaderBytes), 0, &a));
+    EXPECT_EQ(a.kind, kFrameClose);
+}

@@ -182,10 +182,9 @@ int Link::deliver_buffered(const LinkSink &sink, std::string *error, bool *progr
 {
     while (!in_place_ && rend_ - rstart_ >= kFrameHeaderBytes) {
         FrameHeader h;
-        std::string bad = decode_frame(std::span(rbuf_.data() + rstart_, kFrameHeaderBytes),
-                                       max_payload_, &h);
-        if (!bad.empty()) {
-            *error = bad;
+        const std::span header(rbuf_.data() + rstart_, kFrameHeaderBytes);
+        if (!frame_valid(header, max_payload_, &h)) {
+            *error = decode_frame(header, max_payload_, &h);
             return kBadFrame;
         }
         if (h.kind == kFrameClose) {

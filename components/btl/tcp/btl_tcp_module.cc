@@ -933,8 +933,11 @@ int TcpModule::progress()
     if (in_progress_)
         return 0;
     in_progress_ = true;
-    int handled = static_cast<int>(reports_.size());
-    drain_reports();
+    int handled = 0;
+    if (!reports_.empty()) {
+        handled = static_cast<int>(reports_.size());
+        drain_reports();
+    }
     // A busy-polled peer's message costs epoll_wait and then recv: two
     // system calls where a bare socket loop needs one. With few endpoints
     // and nothing but reads to wait for, each one's first link is read
@@ -953,8 +956,11 @@ int TcpModule::progress()
             unwatch_first_links();
         const size_t before = messages_in_;
         read_links_directly();
-        handled += static_cast<int>(messages_in_ - before + reports_.size());
-        drain_reports();
+        handled += static_cast<int>(messages_in_ - before);
+        if (!reports_.empty()) {
+            handled += static_cast<int>(reports_.size());
+            drain_reports();
+        }
         if (++passes_ % kEpollEvery != 0) {
             in_progress_ = false;
             return handled;

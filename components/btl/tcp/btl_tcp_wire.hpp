@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -85,8 +86,32 @@ struct FrameHeader {
 };
 inline constexpr size_t kFrameHeaderBytes = 12;
 
+inline constexpr uint8_t kFrameCheck = 0xa7;   // catches a stream that lost its framing
+
 void encode_frame(const FrameHeader &h, std::byte out[kFrameHeaderBytes]);
 // Empty when the header is valid for a peer limited to max_payload bytes.
 std::string decode_frame(std::span<const std::byte> bytes, size_t max_payload, FrameHeader *out);
+
+// decode_frame's verdict without its reason, inline for the receive path
+// (every frame passes here; only a bad one needs decode_frame's text).
+// True when valid, with *out filled in.
+inline bool frame_valid(std::span<const std::byte> bytes, size_t max_payload, FrameHeader *out)
+{
+    if (bytes.size() < kFrameHeaderBytes)
+        return false;
+    FrameHeader h;
+    uint8_t check, zero;
+    std::memcpy(&h.len, bytes.data(), 4);
+    std::memcpy(&h.am_id, bytes.data() + 4, 1);
+    std::memcpy(&h.kind, bytes.data() + 5, 1);
+    std::memcpy(&check, bytes.data() + 6, 1);
+    std::memcpy(&zero, bytes.data() + 7, 1);
+    std::memcpy(&h.total, bytes.data() + 8, 4);
+    const bool ok = check == kFrameCheck && zero == 0 && h.total <= max_payload &&
+                    ((h.kind == kFrameMessage && h.total == h.len) || (h.kind == kFrameClose && h.len == 0 && h.total == 0));
+    if (ok)
+        *out = h;
+    return ok;
+}
 
 } // namespace weft::btl_tcp
