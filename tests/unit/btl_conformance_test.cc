@@ -1251,12 +1251,11 @@ TEST_P(BtlPeerConformance, WaitFdWakesASleepingReceiver)
 {
     mirror([](PeerContext &ctx) -> std::string {
         BtlHarness &h = ctx.harness;
-        const std::string me = side_name(ctx);
         if (!(h.module()->caps.flags & WEFT_BTL_FLAG_FD))
             return "";   // nothing to sleep on
         weft_btl_endpoint_t *ep = nullptr;
         if (auto err = connect_from_parent(ctx, &ep); !err.empty())
-            return me + ": " + err;
+            return err;
         const size_t large = std::min(size_t{3} << 20, h.module()->caps.max_send);
         if (ctx.side == Side::parent) {
             if (int rc = send_bytes(h, ep, 7, pattern(8, 1)); rc)

@@ -25,8 +25,8 @@ constexpr int kMaxEvents = 64;
 // Direct reads (see progress()): a connection's first link (every ordered
 // frame) is read on every pass, epoll (the listener, and the other links,
 // which carry only large unordered frames) runs every kEpollEvery passes;
-// with more endpoints than kDirectMaxLinks, epoll alone.
-constexpr unsigned kEpollEvery = 4, kDirectMaxLinks = 8;
+// with more endpoints than kDirectMaxEndpoints, epoll alone.
+constexpr unsigned kEpollEvery = 4, kDirectMaxEndpoints = 8;
 // How long a closed link waits for the peer's end before it is dropped.
 constexpr auto kLinger = std::chrono::seconds(5);
 
@@ -778,7 +778,7 @@ void TcpModule::after_io(TcpEndpoint &ep)
 
 bool TcpModule::direct_reads_ok() const
 {
-    if (!handshakes_.empty() || close_pending_ || endpoints_.empty() || endpoints_.size() > kDirectMaxLinks)
+    if (!handshakes_.empty() || close_pending_ || endpoints_.empty() || endpoints_.size() > kDirectMaxEndpoints)
         return false;
     for (const auto &ep : endpoints_) {
         if (ep->phase != EpPhase::connected)
