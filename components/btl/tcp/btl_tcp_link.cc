@@ -123,6 +123,10 @@ int Link::flush(bool *drained)
 
 void Link::compact()
 {
+    if (rstart_ == rend_) {   // all delivered (a ping-pong's every frame): nothing to move
+        rstart_ = rend_ = 0;
+        return;
+    }
     if (rstart_ > 0) {
         std::memmove(rbuf_.data(), rbuf_.data() + rstart_, rend_ - rstart_);
         rend_ -= rstart_;

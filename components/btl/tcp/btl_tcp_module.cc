@@ -671,7 +671,7 @@ int TcpModule::frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct io
         return WEFT_SUCCESS;
     }
     if (!unordered) {
-        if (ep.primary().queued_frames() >= config_.max_queued)
+        if (ep.primary().has_queue() && ep.primary().queued_frames() >= config_.max_queued)
             return WEFT_ERR_AGAIN;
         return link_send(ep, *ep.slots[0], h, iov, iovcnt);
     }
