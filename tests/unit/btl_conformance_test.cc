@@ -1231,14 +1231,6 @@ std::string arm_idle_module(weft_btl_module_t *m)
 // 30 s: a guard against a lost wake-up hanging the test, not a threshold.
 constexpr int kWakeGuardMs = 30'000;
 
-// The parent connects; the child learns the endpoint from the first message.
-std::string connect_from_parent(PeerContext &ctx, weft_btl_endpoint_t **ep)
-{
-    if (ctx.side == Side::parent)
-        return ctx.harness.connect(ctx.peer(WEFT_PEER_SAME_NODE), ep);
-    return "";
-}
-
 } // namespace
 
 // The receiver, after busy polling, sleeps in poll() on the wait_fd of the

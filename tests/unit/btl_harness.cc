@@ -560,6 +560,13 @@ std::string run_two_process(BtlHarness &harness, const MirrorBody &body, const B
 
 // ---- RDMA callbacks ------------------------------------------------------
 
+std::string connect_from_parent(PeerContext &ctx, weft_btl_endpoint_t **ep)
+{
+    if (ctx.side == Side::parent)
+        return ctx.harness.connect(ctx.peer(WEFT_PEER_SAME_NODE), ep);
+    return "";
+}
+
 void record_rdma(weft_btl_endpoint_t *ep, void *cb_ctx, int status)
 {
     auto *c = static_cast<RdmaCompletion *>(cb_ctx);

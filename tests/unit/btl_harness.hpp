@@ -222,6 +222,11 @@ using MirrorBody = std::function<std::string(PeerContext &)>;
 std::string run_two_process(BtlHarness &harness, const MirrorBody &body,
                             const Bounds &bounds = {});
 
+// Inside a mirror body: the parent connects to the child (*ep); the child
+// does nothing and learns the endpoint from the parent's first message.
+// "" or what failed.
+std::string connect_from_parent(PeerContext &ctx, weft_btl_endpoint_t **ep);
+
 // What the callback of one put or get reported: pass record_rdma as the
 // callback and an RdmaCompletion as its cb_ctx.
 struct RdmaCompletion {

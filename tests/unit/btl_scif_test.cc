@@ -34,15 +34,6 @@ protected:
     BtlHarness h_;
 };
 
-// The parent connects; the child waits for the accepted endpoint.
-std::string connect_pair(PeerContext &ctx, weft_btl_endpoint_t **ep)
-{
-    BtlHarness &h = ctx.harness;
-    if (ctx.side == Side::parent)
-        return h.connect(ctx.peer(WEFT_PEER_SAME_NODE), ep);
-    return "";
-}
-
 int send_bytes(BtlHarness &h, weft_btl_endpoint_t *ep, uint8_t am, std::span<const std::byte> d)
 {
     iovec iov{const_cast<std::byte *>(d.data()), d.size()};
@@ -54,7 +45,7 @@ TEST_F(BtlScif, SmallLargeAndOrderedMessages)
     std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
         BtlHarness &h = ctx.harness;
         weft_btl_endpoint_t *ep = nullptr;
-        if (auto err = connect_pair(ctx, &ep); !err.empty())
+        if (auto err = connect_from_parent(ctx, &ep); !err.empty())
             return err;
         const std::vector<size_t> sizes = {0, 1, 56, 57, 4096, 65536, 1 << 20, 5 << 20};
         constexpr uint32_t kCount = 10'000;
@@ -110,7 +101,7 @@ TEST_F(BtlScif, PutGetAndDisconnect)
         BtlHarness &h = ctx.harness;
         weft_btl_module_t *m = h.module();
         weft_btl_endpoint_t *ep = nullptr;
-        if (auto err = connect_pair(ctx, &ep); !err.empty())
+        if (auto err = connect_from_parent(ctx, &ep); !err.empty())
             return err;
         std::vector<std::byte> mem(1 << 20);
         if (ctx.side == Side::child) {
@@ -183,7 +174,7 @@ TEST_F(BtlScif, LargeMessagesWithoutProcessVm)
             if (m->caps.flags & (WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET))
                 return "put/get offered although the kernel refuses process_vm_*";
             weft_btl_endpoint_t *ep = nullptr;
-            if (auto err = connect_pair(ctx, &ep); !err.empty())
+            if (auto err = connect_from_parent(ctx, &ep); !err.empty())
                 return err;
             const std::vector<size_t> sizes = {(size_t{5} << 20) + 13, 65537, 1 << 20};
             if (ctx.side == Side::parent) {
@@ -226,7 +217,7 @@ TEST_F(BtlScif, KilledPeerFailsTheEndpoint)
     std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
         BtlHarness &h = ctx.harness;
         weft_btl_endpoint_t *ep = nullptr;
-        if (auto err = connect_pair(ctx, &ep); !err.empty())
+        if (auto err = connect_from_parent(ctx, &ep); !err.empty())
             return err;
         if (ctx.side == Side::child) {
             // Wait for the first large message, then die mid-stream.

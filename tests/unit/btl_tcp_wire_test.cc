@@ -21,6 +21,16 @@ Card sample_card()
     return c;
 }
 
+// A valid message frame header of len payload bytes, encoded into out.
+FrameHeader message_header(uint32_t len, uint8_t am_id, std::byte out[kFrameHeaderBytes])
+{
+    FrameHeader h;
+    h.len = h.total = len;
+    h.am_id = am_id;
+    encode_frame(h, out);
+    return h;
+}
+
 } // namespace
 
 TEST(BtlTcpWire, CardRoundTripsAndRejectsDamage)
@@ -78,11 +88,8 @@ TEST(BtlTcpWire, HelloRoundTripsAndRejectsHostileInput)
 
 TEST(BtlTcpWire, FrameHeadersAreCheckedBeforeUse)
 {
-    FrameHeader h;
-    h.len = h.total = 100;
-    h.am_id = 9;
     std::byte buf[kFrameHeaderBytes];
-    encode_frame(h, buf);
+    FrameHeader h = message_header(100, 9, buf);
     FrameHeader back;
     ASSERT_EQ(decode_frame(std::span(buf, kFrameHeaderBytes), 1000, &back), "");
     EXPECT_EQ(back.len, 100u);
@@ -107,11 +114,8 @@ TEST(BtlTcpWire, FrameHeadersAreCheckedBeforeUse)
 // every single-byte change of a valid header, and on every limit.
 TEST(BtlTcpWire, InlineFrameCheckAgreesWithTheParser)
 {
-    FrameHeader h;
-    h.len = h.total = 100;
-    h.am_id = 3;
     std::byte good[kFrameHeaderBytes];
-    encode_frame(h, good);
+    FrameHeader h = message_header(100, 3, good);
     FrameHeader a, b;
     for (size_t limit : {size_t{0}, size_t{99}, size_t{100}, size_t{1000}})
         EXPECT_EQ(frame_valid(std::span(good, kFrameHeaderBytes), limit, &a),
@@ -126,8 +130,9 @@ TEST(BtlTcpWire, InlineFrameCheckAgreesWithTheParser)
             const bool parsed = decode_frame(std::span(bytes, kFrameHeaderBytes), 1000, &b).empty();
             ASSERT_EQ(frame_valid(std::span(bytes, kFrameHeaderBytes), 1000, &a), parsed)
                 << "byte " << at << " = " << v;
-            if (parsed)
+            if (parsed) {
                 EXPECT_TRUE(a.len == b.len && a.am_id == b.am_id && a.kind == b.kind && a.total == b.total);
+            }
             invalid += !parsed;
         }
     EXPECT_GT(invalid, 0u);

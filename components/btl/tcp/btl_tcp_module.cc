@@ -416,10 +416,17 @@ void TcpModule::watch_link(LinkSlot &slot, bool out)
     const uint32_t events = slot.ep->phase == EpPhase::connected ? EPOLLIN | (out ? EPOLLOUT : 0u) : 0u;
     watch(slot.link->fd(), reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(&slot) | kTagEndpoint), events,
           slot.watched);
-    if (!slot.watched) {
-        slot.watched = true;
-        watched_first_links_ += slot.index == 0;
-    }
+    set_watched(slot, true);
+}
+
+// The one place that keeps watched_first_links_ in step with the slots.
+void TcpModule::set_watched(LinkSlot &slot, bool watched)
+{
+    if (slot.watched == watched)
+        return;
+    slot.watched = watched;
+    if (slot.index == 0)
+        watched ? ++watched_first_links_ : --watched_first_links_;
 }
 
 void TcpModule::unwatch_link(LinkSlot &slot)
@@ -427,8 +434,7 @@ void TcpModule::unwatch_link(LinkSlot &slot)
     if (!slot.watched)
         return;
     epoll_ctl(epfd_.get(), EPOLL_CTL_DEL, slot.link->fd(), nullptr);
-    slot.watched = false;
-    watched_first_links_ -= slot.index == 0;
+    set_watched(slot, false);
 }
 
 void TcpModule::watch_all_links()
@@ -452,8 +458,7 @@ void TcpModule::adopt(TcpEndpoint &ep, unsigned link, Fd fd)
     LinkSlot &slot = *ep.slots[link];
     slot.link = std::make_unique<Link>(std::move(fd), config_.max_send);
     // The descriptor is in the epoll set already, as the handshake's.
-    slot.watched = true;
-    watched_first_links_ += slot.index == 0;
+    set_watched(slot, true);
     watch_link(slot, false);
     if (++ep.up < ep.slots.size())
         return;
@@ -873,10 +878,11 @@ void TcpModule::on_link(LinkSlot &slot, uint32_t events)
     after_io(ep);
 }
 
-void TcpModule::drain_reports()
+int TcpModule::drain_reports()
 {
     const weft_btl_upcalls_t &up = c_.upcalls;
-    while (!reports_.empty()) {
+    int delivered = 0;
+    for (; !reports_.empty(); ++delivered) {
         Report r = std::move(reports_.front());
         reports_.pop_front();
         TcpEndpoint &ep = *r.ep;
@@ -894,6 +900,7 @@ void TcpModule::drain_reports()
         if (r.state == WEFT_BTL_EP_CLOSED || r.state == WEFT_BTL_EP_FAILED)
             ep.phase = EpPhase::gone;
     }
+    return delivered;
 }
 
 void TcpModule::reap()
@@ -933,11 +940,7 @@ int TcpModule::progress()
     if (in_progress_)
         return 0;
     in_progress_ = true;
-    int handled = 0;
-    if (!reports_.empty()) {
-        handled = static_cast<int>(reports_.size());
-        drain_reports();
-    }
+    int handled = drain_reports();
     // A busy-polled peer's message costs epoll_wait and then recv: two
     // system calls where a bare socket loop needs one. With few endpoints
     // and nothing but reads to wait for, each one's first link is read
@@ -956,11 +959,7 @@ int TcpModule::progress()
             unwatch_first_links();
         const size_t before = messages_in_;
         read_links_directly();
-        handled += static_cast<int>(messages_in_ - before);
-        if (!reports_.empty()) {
-            handled += static_cast<int>(reports_.size());
-            drain_reports();
-        }
+        handled += static_cast<int>(messages_in_ - before) + drain_reports();
         if (++passes_ % kEpollEvery != 0) {
             in_progress_ = false;
             return handled;
@@ -979,8 +978,7 @@ int TcpModule::progress()
             on_handshake(*static_cast<Handshake *>(obj), events[i].events);
         else if (tag == kTagEndpoint)
             on_link(*static_cast<LinkSlot *>(obj), events[i].events);
-        handled += static_cast<int>(reports_.size()) + 1;
-        drain_reports();
+        handled += 1 + drain_reports();
     }
     // Handshakes that take too long: a slow stranger, or a peer that hangs.
     // Direct passes had neither handshakes nor endpoints connecting (any

@@ -152,6 +152,7 @@ private:
     TcpEndpoint &new_endpoint(uint32_t rank);
     void watch_link(LinkSlot &slot, bool out);
     void unwatch_link(LinkSlot &slot);
+    void set_watched(LinkSlot &slot, bool watched);
     // Every link in the epoll set; or the first links out of it, while
     // they are read directly (see progress()).
     void watch_all_links();
@@ -162,7 +163,8 @@ private:
     void report(TcpEndpoint &ep, weft_btl_ep_state_t state, int status, const std::string &why);
     void after_io(TcpEndpoint &ep);
     void tune(int fd) const;
-    void drain_reports();
+    // Delivers the queued state reports; how many.
+    int drain_reports();
     void reap();
     int frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct iovec *iov, int iovcnt,
                    bool unordered = false);
