@@ -14,8 +14,6 @@ namespace {
 constexpr int kMaxDirectPieces = 63;
 // recv() calls per receive(): one busy link must not starve the others.
 constexpr int kMaxReadsPerCall = 16;
-// Frames up to this size go out as one flat buffer (see send()).
-constexpr size_t kContiguousMax = 256;
 
 // sendmsg without SIGPIPE: a dead peer is an error code, not a signal.
 ssize_t write_vec(int fd, struct iovec *iov, int n)
@@ -32,33 +30,55 @@ ssize_t write_vec(int fd, struct iovec *iov, int n)
 
 } // namespace
 
+int Link::send_flat(const std::byte *flat, size_t total)
+{
+    ssize_t r;
+    do {
+        r = ::send(fd_.get(), flat, total, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (r < 0 && errno == EINTR);
+    if (static_cast<size_t>(r) == total)
+        return 0;
+    if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+        return errno;
+    const size_t written = r > 0 ? static_cast<size_t>(r) : 0;
+    Pending p;
+    p.bytes.assign(flat + written, flat + total);
+    queue_.push_back(std::move(p));
+    return 0;
+}
+
+int Link::send_small(uint8_t am_id, std::span<const std::byte> head, std::span<const std::byte> body)
+{
+    std::byte flat[kContiguousMax];
+    FrameHeader h;
+    h.len = h.total = static_cast<uint32_t>(head.size() + body.size());
+    h.am_id = am_id;
+    encode_frame(h, flat);
+    if (!head.empty())
+        std::memcpy(flat + kFrameHeaderBytes, head.data(), head.size());
+    if (!body.empty())
+        std::memcpy(flat + kFrameHeaderBytes + head.size(), body.data(), body.size());
+    return send_flat(flat, kFrameHeaderBytes + h.len);
+}
+
 int Link::send(const FrameHeader &h, const struct iovec *iov, int iovcnt)
 {
-    std::byte hdr[kFrameHeaderBytes];
-    encode_frame(h, hdr);
-    size_t total = kFrameHeaderBytes + h.len;
-    size_t written = 0;
+    const size_t total = kFrameHeaderBytes + h.len;
     if (queue_.empty() && total <= kContiguousMax) {
-        // One flat buffer and send(): the kernel's iovec import is a
-        // measurable part of a small message's cost.
         std::byte flat[kContiguousMax];
-        std::memcpy(flat, hdr, kFrameHeaderBytes);
+        encode_frame(h, flat);
         size_t at = kFrameHeaderBytes;
         for (int i = 0; i < iovcnt; ++i) {
             if (iov[i].iov_len > 0)
                 std::memcpy(flat + at, iov[i].iov_base, iov[i].iov_len);
             at += iov[i].iov_len;
         }
-        ssize_t r;
-        do {
-            r = ::send(fd_.get(), flat, total, MSG_NOSIGNAL | MSG_DONTWAIT);
-        } while (r < 0 && errno == EINTR);
-        if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-            return errno;
-        written = r > 0 ? static_cast<size_t>(r) : 0;
-        if (written == total)
-            return 0;
-    } else if (queue_.empty() && iovcnt <= kMaxDirectPieces) {
+        return send_flat(flat, total);
+    }
+    std::byte hdr[kFrameHeaderBytes];
+    encode_frame(h, hdr);
+    size_t written = 0;
+    if (queue_.empty() && iovcnt <= kMaxDirectPieces) {
         struct iovec vec[kMaxDirectPieces + 1];
         vec[0] = {hdr, kFrameHeaderBytes};
         for (int i = 0; i < iovcnt; ++i)
@@ -70,6 +90,12 @@ int Link::send(const FrameHeader &h, const struct iovec *iov, int iovcnt)
         if (written == total)
             return 0;
     }
+    queue_rest(hdr, iov, iovcnt, total, written);
+    return 0;
+}
+
+void Link::queue_rest(const std::byte *hdr, const struct iovec *iov, int iovcnt, size_t total, size_t written)
+{
     // Copy semantics: keep what the kernel has not taken yet.
     Pending p;
     p.bytes.resize(total - written);
@@ -87,7 +113,6 @@ int Link::send(const FrameHeader &h, const struct iovec *iov, int iovcnt)
         if (iov[i].iov_len > 0)
             take(iov[i].iov_base, iov[i].iov_len);
     queue_.push_back(std::move(p));
-    return 0;
 }
 
 int Link::flush(bool *drained)
@@ -134,7 +159,7 @@ void Link::compact()
     }
 }
 
-bool Link::start_placement(const LinkSink &sink, const FrameHeader &h, size_t have)
+bool Link::start_placement(LinkSink &sink, const FrameHeader &h, size_t have)
 {
     const std::byte *payload = rbuf_.data() + rstart_ + kFrameHeaderBytes;
     weft_btl_placement_t p{};
@@ -182,38 +207,47 @@ std::optional<Unlanded> Link::abandon_placement()
     return Unlanded{place_am_, place_.token};
 }
 
-int Link::deliver_buffered(const LinkSink &sink, std::string *error, bool *progressed)
+int Link::deliver_buffered(LinkSink &sink, std::string *error)
 {
+    // Whole message frames, every frame of a busy link, in a loop kept
+    // small; anything else at the front goes to frame_at_front().
     while (!in_place_ && rend_ - rstart_ >= kFrameHeaderBytes) {
         FrameHeader h;
-        const std::span header(rbuf_.data() + rstart_, kFrameHeaderBytes);
-        if (!frame_valid(header, max_payload_, &h)) {
-            *error = decode_frame(header, max_payload_, &h);
-            return kBadFrame;
+        const std::byte *at = rbuf_.data() + rstart_;
+        if (!frame_valid(std::span(at, kFrameHeaderBytes), max_payload_, &h) || h.kind != kFrameMessage ||
+            rend_ - rstart_ - kFrameHeaderBytes < h.len)
+            return frame_at_front(sink, error);
+        rstart_ += kFrameHeaderBytes + h.len;
+        sink.message(h.am_id, std::span(at + kFrameHeaderBytes, h.len));
+        if (sink.stop())
+            return kStopped;
+    }
+    compact();
+    return 0;
+}
+
+int Link::frame_at_front(LinkSink &sink, std::string *error)
+{
+    FrameHeader h;
+    const std::span header(rbuf_.data() + rstart_, kFrameHeaderBytes);
+    if (!frame_valid(header, max_payload_, &h)) {
+        *error = decode_frame(header, max_payload_, &h);
+        return kBadFrame;
+    }
+    if (h.kind == kFrameClose) {
+        rstart_ += kFrameHeaderBytes;
+        return kClosed;
+    }
+    // A message not all here yet.
+    const size_t have = rend_ - rstart_ - kFrameHeaderBytes;
+    if (h.len >= kPlaceMin) {
+        if (have < WEFT_BTL_PLACE_HEAD || start_placement(sink, h, have)) {
+            // Wait for the runtime's minimum head, or receive into its place.
+            compact();
+            return 0;
         }
-        if (h.kind == kFrameClose) {
-            rstart_ += kFrameHeaderBytes;
-            sink.closed();
-            return kClosed;
-        }
-        const size_t have = rend_ - rstart_ - kFrameHeaderBytes;
-        if (have >= h.len) {
-            std::span<const std::byte> data(rbuf_.data() + rstart_ + kFrameHeaderBytes, h.len);
-            rstart_ += kFrameHeaderBytes + h.len;
-            *progressed = true;
-            sink.message(h.am_id, data);
-            if (sink.stop())
-                return kStopped;
-            continue;
-        }
-        if (sink.place && h.len >= kPlaceMin) {
-            if (have < WEFT_BTL_PLACE_HEAD)
-                break;   // the runtime sees at least this much of a message
-            if (start_placement(sink, h, have))
-                break;
-        }
-        if (kFrameHeaderBytes + h.len <= rbuf_.size())
-            break;   // fits the buffer once the rest arrives
+    }
+    if (kFrameHeaderBytes + h.len > rbuf_.size()) {
         // Large: the payload goes straight into a buffer of its own size.
         large_hdr_ = h;
         large_ = std::make_unique_for_overwrite<std::byte[]>(h.len);
@@ -223,16 +257,15 @@ int Link::deliver_buffered(const LinkSink &sink, std::string *error, bool *progr
         rstart_ = rend_ = 0;
         return 0;
     }
-    compact();
+    compact();   // fits the buffer once the rest arrives
     return 0;
 }
 
-int Link::receive(const LinkSink &sink, std::string *error)
+int Link::receive(LinkSink &sink, std::string *error)
 {
-    bool progressed = false;
     for (int reads = 0; reads < kMaxReadsPerCall; ++reads) {
         if (!in_large_)
-            if (int rc = deliver_buffered(sink, error, &progressed); rc != 0)
+            if (int rc = deliver_buffered(sink, error); rc != 0)
                 return rc;
         ssize_t r;
         size_t room;
@@ -294,7 +327,7 @@ int Link::receive(const LinkSink &sink, std::string *error)
         // EAGAIN, one system call late on a ping-pong's critical path.
         if (static_cast<size_t>(r) < room) {
             if (!in_large_ && !in_place_)
-                return deliver_buffered(sink, error, &progressed);
+                return deliver_buffered(sink, error);
             return 0;
         }
     }

@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -55,19 +54,24 @@ private:
     int fd_ = -1;
 };
 
-// What a link's reader hands up: a message (data valid during the call) or
-// the peer's orderly close.
-struct LinkSink {
-    std::function<void(uint8_t am_id, std::span<const std::byte> data)> message;
-    std::function<void()> closed;
+// What a link's reader hands up: a message (data valid during the call),
+// and where a large one should land. An interface, not std::functions: a
+// busy-polled ping-pong calls message() and stop() for every frame, and
+// a std::function call is a double indirection the compiler cannot see
+// through.
+class LinkSink {
+public:
+    virtual void message(uint8_t am_id, std::span<const std::byte> data) = 0;
     // Stop delivering (e.g. the endpoint was disconnected from an upcall).
-    std::function<bool()> stop;
-    // Optional: where a large message should land (the runtime's place
-    // upcall: true with *place filled in, or false to deliver it through
-    // message), and that it has landed (or never will: status != 0).
-    std::function<bool(uint8_t am_id, std::span<const std::byte> head, size_t len, weft_btl_placement_t *place)>
-        place;
-    std::function<void(uint8_t am_id, uint64_t token, int status)> placed;
+    virtual bool stop() const = 0;
+    // Where a large message should land (the runtime's place upcall): true
+    // with *place filled in, or false to deliver it through message().
+    virtual bool place(uint8_t am_id, std::span<const std::byte> head, size_t len, weft_btl_placement_t *place) = 0;
+    // That a placed message has landed (or never will: status != 0).
+    virtual void placed(uint8_t am_id, uint64_t token, int status) = 0;
+
+protected:
+    ~LinkSink() = default;
 };
 
 // A placement a link was receiving into when it stopped.
@@ -93,11 +97,15 @@ public:
     // Sends header + pieces: directly when nothing waits, else queued.
     // Returns 0, or an errno when the connection is broken.
     int send(const FrameHeader &h, const struct iovec *iov, int iovcnt);
+    // A message of up to kSmallMax bytes in two pieces (the runtime's
+    // header and payload), sent as one flat buffer; only when nothing is
+    // queued. Returns as send().
+    int send_small(uint8_t am_id, std::span<const std::byte> head, std::span<const std::byte> body);
     // Writes queued bytes; 0 or an errno. *drained says the queue is empty.
     int flush(bool *drained);
     // Reads what the socket has and delivers complete frames through sink.
     // Returns 0 (would block, or a read budget used up), an errno, or k*.
-    int receive(const LinkSink &sink, std::string *error);
+    int receive(LinkSink &sink, std::string *error);
     void drop_queue() { queue_.clear(); }
     Fd release() { return std::move(fd_); }
     // The placement under way, if any; the link writes nothing into it after this.
@@ -105,15 +113,27 @@ public:
 
     // Messages at least this large are offered to sink.place.
     static constexpr size_t kPlaceMin = 8 * 1024;
+    // Frames up to this size go out as one flat buffer with send(): the
+    // kernel's iovec import is a measurable part of a small message's cost.
+    static constexpr size_t kContiguousMax = 256;
+    static constexpr size_t kSmallMax = kContiguousMax - kFrameHeaderBytes;
 
 private:
     struct Pending {
         std::vector<std::byte> bytes;
         size_t off = 0;
     };
-    int deliver_buffered(const LinkSink &sink, std::string *error, bool *progressed);
+    // Delivers the whole frames at the front of rbuf_.
+    // Sends a whole frame in flat[0..total) and queues what the kernel did not take.
+    int send_flat(const std::byte *flat, size_t total);
+    // Queues frame bytes [written, end) of header + pieces.
+    void queue_rest(const std::byte *hdr, const struct iovec *iov, int iovcnt, size_t total, size_t written);
+    int deliver_buffered(LinkSink &sink, std::string *error);
+    // The front frame is not a whole message: a bad or close frame, or one
+    // still arriving (to be placed, received whole, or waited for).
+    [[gnu::noinline]] int frame_at_front(LinkSink &sink, std::string *error);
     // Offers the frame at rstart_ to sink.place; true when it is being placed.
-    bool start_placement(const LinkSink &sink, const FrameHeader &h, size_t have);
+    bool start_placement(LinkSink &sink, const FrameHeader &h, size_t have);
     // Moves the unread bytes to the front of rbuf_.
     void compact();
 

@@ -103,9 +103,9 @@ TcpModule::TcpModule(const weft_host_t *host, const weft_btl_component_t *compon
     c_.caps.bandwidth_mbs = iface.loopback ? 4000.0 : 1250.0;
     c_.caps.eager_limit = std::min(config.eager_limit, config.max_send);
     c_.caps.max_send = config.max_send;
-    c_.caps.inline_max = 0;
+    c_.caps.inline_max = Link::kSmallMax;
     c_.caps.exclusivity = WEFT_BTL_EXCLUSIVITY_LOW;
-    c_.caps.flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_FD | WEFT_BTL_FLAG_UNORDERED;
+    c_.caps.flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_INLINE | WEFT_BTL_FLAG_FD | WEFT_BTL_FLAG_UNORDERED;
     // Among equals the NIC nearest to the binding wins (WEFT_DISTANCE_*).
     c_.caps.priority = config.priority + (WEFT_DISTANCE_UNKNOWN - iface.distance);
     std::snprintf(c_.name, sizeof c_.name, "tcp/%s", iface.addr.name.c_str());
@@ -646,15 +646,19 @@ int TcpModule::link_send(TcpEndpoint &ep, LinkSlot &slot, const FrameHeader &h, 
 {
     Link &link = *slot.link;
     const bool was_idle = !link.has_queue();
-    if (int err = link.send(h, iov, iovcnt); err != 0) {
-        // Reported from progress(): no upcall from inside send().
-        fail(ep, WEFT_ERR_IO, "sending to " + where(ep) + " failed: " + std::strerror(err) +
-                                  " (the peer process may have died)");
-        return WEFT_ERR_UNREACHABLE;
-    }
+    if (int err = link.send(h, iov, iovcnt); err != 0)
+        return send_failed(ep, err);
     if (was_idle && link.has_queue())
         watch_link(slot, true);
     return WEFT_SUCCESS;
+}
+
+int TcpModule::send_failed(TcpEndpoint &ep, int err)
+{
+    // Reported from progress(): no upcall from inside send().
+    fail(ep, WEFT_ERR_IO, "sending to " + where(ep) + " failed: " + std::strerror(err) +
+                              " (the peer process may have died)");
+    return WEFT_ERR_UNREACHABLE;
 }
 
 int TcpModule::frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct iovec *iov, int iovcnt,
@@ -709,6 +713,31 @@ int TcpModule::send(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int
     h.len = h.total = static_cast<uint32_t>(total);
     h.am_id = am_id;
     return frame_send(ep, h, iov, iovcnt, (flags & WEFT_BTL_SEND_UNORDERED) != 0);
+}
+
+int TcpModule::sendi(TcpEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
+                     size_t payload_len)
+{
+    if (hdr_len + payload_len > Link::kSmallMax || (hdr_len && !hdr) || (payload_len && !payload))
+        return WEFT_ERR_BAD_PARAM;
+    const std::span head(static_cast<const std::byte *>(hdr), hdr_len);
+    const std::span body(static_cast<const std::byte *>(payload), payload_len);
+    // An ordered frame of a connected endpoint with nothing queued: one
+    // flat buffer straight to the socket, without frame_send's iovecs.
+    if (ep.phase == EpPhase::connected && !ep.user_closed && !ep.primary().has_queue()) {
+        LinkSlot &slot = *ep.slots[0];
+        if (int err = slot.link->send_small(am_id, head, body); err != 0)
+            return send_failed(ep, err);
+        if (slot.link->has_queue())
+            watch_link(slot, true);
+        return WEFT_SUCCESS;
+    }
+    const struct iovec iov[2] = {{const_cast<std::byte *>(head.data()), head.size()},
+                                 {const_cast<std::byte *>(body.data()), body.size()}};
+    FrameHeader h;
+    h.len = h.total = static_cast<uint32_t>(hdr_len + payload_len);
+    h.am_id = am_id;
+    return frame_send(ep, h, iov, 2);
 }
 
 int TcpModule::disconnect(TcpEndpoint &ep)
@@ -802,30 +831,26 @@ void TcpModule::read_links_directly()
         TcpEndpoint &ep = *endpoints_[e];
         LinkSlot &slot = *ep.slots[0];
         if (ep.phase == EpPhase::connected && !slot.closed && slot.link)
-            on_link(slot, EPOLLIN);
+            read_link(slot);
     }
 }
 
-LinkSink TcpModule::sink_for(TcpEndpoint &ep)
+void EndpointSink::message(uint8_t am_id, std::span<const std::byte> data) { module_.deliver(ep_, am_id, data); }
+
+bool EndpointSink::stop() const { return ep_.user_closed || ep_.phase != EpPhase::connected; }
+
+bool EndpointSink::place(uint8_t am_id, std::span<const std::byte> head, size_t len, weft_btl_placement_t *p)
 {
-    LinkSink sink;
-    const weft_btl_upcalls_t &up = c_.upcalls;
-    sink.message = [this, &up, &ep](uint8_t am, std::span<const std::byte> data) {
-        ++messages_in_;
-        if (WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, recv) && up.recv && !ep.user_closed)
-            up.recv(up.ctx, &ep.c, am, data.data(), data.size());
-    };
-    sink.closed = [] {};
-    sink.stop = [&ep] { return ep.user_closed || ep.phase != EpPhase::connected; };
-    if (WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, placed) && up.place && up.placed) {
-        sink.place = [&up, &ep](uint8_t am, std::span<const std::byte> head, size_t len, weft_btl_placement_t *p) {
-            return !ep.user_closed && up.place(up.ctx, &ep.c, am, head.data(), head.size(), len, p) == 1;
-        };
-        sink.placed = [&up, &ep](uint8_t am, uint64_t token, int status) {
-            up.placed(up.ctx, &ep.c, am, token, status);
-        };
-    }
-    return sink;
+    const weft_btl_upcalls_t &up = module_.upcalls();
+    if (!WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, placed) || !up.place || !up.placed || ep_.user_closed)
+        return false;
+    return up.place(up.ctx, &ep_.c, am_id, head.data(), head.size(), len, p) == 1;
+}
+
+void EndpointSink::placed(uint8_t am_id, uint64_t token, int status)
+{
+    const weft_btl_upcalls_t &up = module_.upcalls();
+    up.placed(up.ctx, &ep_.c, am_id, token, status);   // only after place() said yes
 }
 
 void TcpModule::on_link(LinkSlot &slot, uint32_t events)
@@ -839,43 +864,53 @@ void TcpModule::on_link(LinkSlot &slot, uint32_t events)
     }
     if (slot.closed)
         return;
-    Link &link = *slot.link;
     if (events & EPOLLOUT) {
         bool drained = false;
-        if (int err = link.flush(&drained); err != 0)
+        if (int err = slot.link->flush(&drained); err != 0)
             return fail(ep, WEFT_ERR_IO, "sending to " + where(ep) + " failed: " + std::strerror(err) +
                                              " (the peer process may have died)");
         if (drained)
             watch_link(slot, false);
     }
-    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-        if (!ep.sink)
-            ep.sink = std::make_unique<LinkSink>(sink_for(ep));
-        std::string error;
-        int rc = link.receive(*ep.sink, &error);
-        if (ep.phase != EpPhase::connected)
-            return;
-        if (rc == Link::kClosed) {
-            // The peer's orderly close of this link: everything it sent
-            // before is delivered. The endpoint is closed once every link is.
-            slot.closed = true;
-            unwatch_link(slot);
-            if (++ep.closed < ep.slots.size())
-                return;
-            ep.phase = EpPhase::closing;
-            report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, where(ep) + " disconnected");
-            return;
-        }
-        if (rc == Link::kBadFrame)
-            return fail(ep, WEFT_ERR_IO, "invalid frame from " + where(ep) + ": " + error + "; connection dropped");
-        if (rc == Link::kEof)
-            return fail(ep, WEFT_ERR_UNREACHABLE, "connection to " + where(ep) +
-                                                      " ended without a close (the peer process died?)");
-        if (rc > 0)
-            return fail(ep, WEFT_ERR_UNREACHABLE, "connection to " + where(ep) + " lost: " + std::strerror(rc) +
-                                                      " (the peer process died or its host is unreachable)");
-    }
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+        return read_link(slot);
     after_io(ep);
+}
+
+void TcpModule::read_link(LinkSlot &slot)
+{
+    TcpEndpoint &ep = *slot.ep;
+    if (!ep.sink)
+        ep.sink = std::make_unique<EndpointSink>(*this, ep);
+    std::string error;
+    const int rc = slot.link->receive(*ep.sink, &error);
+    if (rc != 0 && rc != Link::kStopped && ep.phase == EpPhase::connected)
+        return link_ended(slot, rc, error);
+    if (ep.user_closed)
+        after_io(ep);
+}
+
+void TcpModule::link_ended(LinkSlot &slot, int rc, const std::string &error)
+{
+    TcpEndpoint &ep = *slot.ep;
+    if (rc == Link::kClosed) {
+        // The peer's orderly close of this link: everything it sent
+        // before is delivered. The endpoint is closed once every link is.
+        slot.closed = true;
+        unwatch_link(slot);
+        if (++ep.closed < ep.slots.size())
+            return;
+        ep.phase = EpPhase::closing;
+        report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, where(ep) + " disconnected");
+    } else if (rc == Link::kBadFrame) {
+        fail(ep, WEFT_ERR_IO, "invalid frame from " + where(ep) + ": " + error + "; connection dropped");
+    } else if (rc == Link::kEof) {
+        fail(ep, WEFT_ERR_UNREACHABLE,
+             "connection to " + where(ep) + " ended without a close (the peer process died?)");
+    } else {
+        fail(ep, WEFT_ERR_UNREACHABLE, "connection to " + where(ep) + " lost: " + std::strerror(rc) +
+                                           " (the peer process died or its host is unreachable)");
+    }
 }
 
 int TcpModule::drain_reports()
@@ -940,7 +975,7 @@ int TcpModule::progress()
     if (in_progress_)
         return 0;
     in_progress_ = true;
-    int handled = drain_reports();
+    int handled = reports_.empty() ? 0 : drain_reports();
     // A busy-polled peer's message costs epoll_wait and then recv: two
     // system calls where a bare socket loop needs one. With few endpoints
     // and nothing but reads to wait for, each one's first link is read
@@ -959,7 +994,9 @@ int TcpModule::progress()
             unwatch_first_links();
         const size_t before = messages_in_;
         read_links_directly();
-        handled += static_cast<int>(messages_in_ - before) + drain_reports();
+        handled += static_cast<int>(messages_in_ - before);
+        if (!reports_.empty())
+            handled += drain_reports();
         if (++passes_ % kEpollEvery != 0) {
             in_progress_ = false;
             return handled;

@@ -78,6 +78,20 @@ struct Handshake {
 
 enum class EpPhase { connecting, connected, closing, gone };
 
+// Where an endpoint's links deliver: the runtime's upcalls for it.
+class EndpointSink final : public LinkSink {
+public:
+    EndpointSink(TcpModule &module, TcpEndpoint &ep) : module_(module), ep_(ep) {}
+    void message(uint8_t am_id, std::span<const std::byte> data) override;
+    bool stop() const override;
+    bool place(uint8_t am_id, std::span<const std::byte> head, size_t len, weft_btl_placement_t *place) override;
+    void placed(uint8_t am_id, uint64_t token, int status) override;
+
+private:
+    TcpModule &module_;
+    TcpEndpoint &ep_;
+};
+
 // One link of an endpoint (its epoll tag, so it must not move).
 struct LinkSlot {
     TcpEndpoint *ep = nullptr;
@@ -102,9 +116,8 @@ struct TcpEndpoint {
     std::deque<std::pair<FrameHeader, std::vector<std::byte>>> early;
     // Placements a failed or closed link abandoned: told before the state upcall.
     std::vector<Unlanded> unlanded;
-    // Where its links deliver; built once (its std::functions allocate),
-    // not on every busy-polled read.
-    std::unique_ptr<LinkSink> sink;
+    // Where its links deliver; built with the first link that reads.
+    std::unique_ptr<EndpointSink> sink;
     Link &primary() { return *slots[0]->link; }
 };
 
@@ -126,6 +139,8 @@ public:
     int card(void *buf, size_t *len) const;
     int connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out);
     int send(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags);
+    int sendi(TcpEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
+              size_t payload_len);
     int progress();
     int wait_fd() const { return epfd_.get(); }
     int disconnect(TcpEndpoint &ep);
@@ -137,6 +152,15 @@ public:
     bool direct_reads_ok() const;
     void read_links_directly();
     unsigned long refused() const { return refused_; }
+    const weft_btl_upcalls_t &upcalls() const { return c_.upcalls; }
+    // A message for the runtime (EndpointSink).
+    void deliver(TcpEndpoint &ep, uint8_t am_id, std::span<const std::byte> data)
+    {
+        ++messages_in_;
+        const weft_btl_upcalls_t &up = c_.upcalls;
+        if (WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, recv) && up.recv && !ep.user_closed)
+            up.recv(up.ctx, &ep.c, am_id, data.data(), data.size());
+    }
 
 private:
     // Which peer entry this module connects to (or nullptr with *why).
@@ -145,6 +169,9 @@ private:
     void on_listener();
     void on_handshake(Handshake &hs, uint32_t events);
     void on_link(LinkSlot &slot, uint32_t events);
+    // Reads a connected link; ends it on a close frame, a bad frame or an error.
+    void read_link(LinkSlot &slot);
+    void link_ended(LinkSlot &slot, int rc, const std::string &error);
     void incoming_hello(Handshake &hs);
     void outgoing_reply(Handshake &hs);
     void refuse(Handshake &hs, const std::string &why);
@@ -158,7 +185,6 @@ private:
     void watch_all_links();
     void unwatch_first_links();
     void abandon_placements(TcpEndpoint &ep);
-    LinkSink sink_for(TcpEndpoint &ep);
     void fail(TcpEndpoint &ep, int status, const std::string &why);
     void report(TcpEndpoint &ep, weft_btl_ep_state_t state, int status, const std::string &why);
     void after_io(TcpEndpoint &ep);
@@ -168,6 +194,8 @@ private:
     void reap();
     int frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct iovec *iov, int iovcnt,
                    bool unordered = false);
+    // A send that found the connection broken: the endpoint fails (told from progress()).
+    int send_failed(TcpEndpoint &ep, int err);
     int link_send(TcpEndpoint &ep, LinkSlot &slot, const FrameHeader &h, const struct iovec *iov, int iovcnt);
     TcpEndpoint *find_peer(uint32_t rank);
     uint32_t my_rank() const;

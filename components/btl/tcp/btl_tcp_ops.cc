@@ -41,6 +41,16 @@ int op_send(weft_btl_endpoint_t *ep, uint8_t am_id, const struct iovec *iov, int
     return guarded([&] { return TcpModule::from(ep->module)->send(*e, am_id, iov, iovcnt, 0); });
 }
 
+int op_sendi(weft_btl_endpoint_t *ep, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
+             size_t payload_len)
+{
+    TcpEndpoint *e = TcpModule::endpoint(ep);
+    if (!e)
+        return WEFT_ERR_BAD_PARAM;
+    return guarded(
+        [&] { return TcpModule::from(ep->module)->sendi(*e, am_id, hdr, hdr_len, payload, payload_len); });
+}
+
 int op_sendx(weft_btl_endpoint_t *ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags)
 {
     TcpEndpoint *e = TcpModule::endpoint(ep);
@@ -84,7 +94,7 @@ const weft_btl_module_ops_t kTcpModuleOps = {
     .reachable = op_reachable,
     .card = op_card,
     .send = op_send,
-    .sendi = nullptr,
+    .sendi = op_sendi,
     .put = nullptr,
     .get = nullptr,
     .mem_register = nullptr,

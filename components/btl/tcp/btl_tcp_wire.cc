@@ -137,17 +137,6 @@ std::string decode_hello(std::span<const std::byte> bytes, Hello *out)
     return "";
 }
 
-void encode_frame(const FrameHeader &h, std::byte out[kFrameHeaderBytes])
-{
-    Writer w(out);
-    w.put(h.len);
-    w.put(h.am_id);
-    w.put(h.kind);
-    w.put(kFrameCheck);
-    w.put(uint8_t{0});
-    w.put(h.total);
-}
-
 std::string decode_frame(std::span<const std::byte> bytes, size_t max_payload, FrameHeader *out)
 {
     if (frame_valid(bytes, max_payload, out))

@@ -88,7 +88,17 @@ inline constexpr size_t kFrameHeaderBytes = 12;
 
 inline constexpr uint8_t kFrameCheck = 0xa7;   // catches a stream that lost its framing
 
-void encode_frame(const FrameHeader &h, std::byte out[kFrameHeaderBytes]);
+// Inline: every frame sent passes here.
+inline void encode_frame(const FrameHeader &h, std::byte out[kFrameHeaderBytes])
+{
+    const uint8_t check = kFrameCheck, zero = 0;
+    std::memcpy(out, &h.len, 4);
+    std::memcpy(out + 4, &h.am_id, 1);
+    std::memcpy(out + 5, &h.kind, 1);
+    std::memcpy(out + 6, &check, 1);
+    std::memcpy(out + 7, &zero, 1);
+    std::memcpy(out + 8, &h.total, 4);
+}
 // Empty when the header is valid for a peer limited to max_payload bytes.
 std::string decode_frame(std::span<const std::byte> bytes, size_t max_payload, FrameHeader *out);
 
