@@ -297,6 +297,8 @@ public:
     }
     // Fills a receive request; matches it against the unexpected queue or posts it.
     void start_recv(Request *r, void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context);
+    // start_recv's match against the unexpected queue: true when r took a message.
+    [[gnu::noinline]] bool take_arrived(Request *r);
     // Blocking send without a request object when it can complete at once.
     // Returns the status code; *error gets the message when it is not
     // success (no Status is built on the fast path: that costs as much as
@@ -342,6 +344,8 @@ public:
 private:
     friend struct EngineAccess;
     static void on_am(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len);
+    // Every frame but a tagged eager message (try_tagged_eager).
+    [[gnu::noinline]] void on_frame(weft_btl_endpoint_t *ep, const void *data, size_t len);
     static void on_peer_failed(void *ctx, uint32_t rank, const std::string &why);
     static int poll(void *ctx);
 
@@ -413,7 +417,18 @@ private:
     bool md_accepts(const Md &md, unsigned op, size_t rlength, size_t offset) const;
     // Lands a put (eager data or a rendezvous header) into md.
     void deliver(Md *md, const PutInfo &u, std::span<const std::byte> data);
-    void consume_credit(uint32_t src, size_t bytes);
+    // Counts bytes of src's eager traffic consumed here; a Credit frame
+    // tells the peer when a quarter of its window is used. Every eager
+    // message passes here: the common case inline, the rest apart.
+    void consume_credit(uint32_t src, size_t bytes)
+    {
+        if (src < job_size_ && peers_[src] && peers_[src]->consumed_unreported + bytes < eager_window_ / 4) {
+            peers_[src]->consumed_unreported += bytes;
+            return;
+        }
+        consume_credit_slow(src, bytes);
+    }
+    [[gnu::noinline]] void consume_credit_slow(uint32_t src, size_t bytes);
     void drain_unexpected_into(Me *me);
     // A malformed or unexpected frame from a peer: counted, logged (bounded).
     void reject(uint32_t src, const std::string &why);

@@ -198,16 +198,21 @@ void Engine::start_recv(Request *r, void *buf, size_t len, uint32_t source, int3
     r->bits = tag_bits(context, tag == WEFT_ANY_TAG ? 0 : tag);
     r->ignore = tag == WEFT_ANY_TAG ? 0xffffffffull : 0;
     // A message that already arrived matches first (MPI order).
-    if (portals_[WEFT_PT_TAGGED].uq_head)
-        if (Unexpected *u = take_unexpected(WEFT_PT_TAGGED, source, r->bits, r->ignore)) {
-            if (u->info.type == wire::Type::Eager)
-                land_eager(r, u->info.source, u->info.match_bits, u->data());
-            else
-                land_by_md(r, u->info, u->data());
-            unexpected_.free(u);
-            return;
-        }
-    post_recv(r);
+    if (!portals_[WEFT_PT_TAGGED].uq_head || !take_arrived(r))
+        post_recv(r);
+}
+
+bool Engine::take_arrived(Request *r)
+{
+    Unexpected *u = take_unexpected(WEFT_PT_TAGGED, r->source, r->bits, r->ignore);
+    if (!u)
+        return false;
+    if (u->info.type == wire::Type::Eager)
+        land_eager(r, u->info.source, u->info.match_bits, u->data());
+    else
+        land_by_md(r, u->info, u->data());
+    unexpected_.free(u);
+    return true;
 }
 
 Status Engine::irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,

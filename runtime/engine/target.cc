@@ -47,16 +47,20 @@ wire::Ack make_ack(wire::Type type, uint64_t op, int status, uint64_t mlength, u
 void Engine::on_am(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len)
 {
     auto *e = static_cast<Engine *>(ctx);
-    if (e->try_tagged_eager(ep, data, len))
-        return;
+    if (!e->try_tagged_eager(ep, data, len))
+        e->on_frame(ep, data, len);
+}
+
+void Engine::on_frame(weft_btl_endpoint_t *ep, const void *data, size_t len)
+{
     wire::Frame f;
     std::string why;
     if (!wire::parse({static_cast<const std::byte *>(data), len}, &f, &why)) {
         // A peer of this job sent garbage: say so once per peer and drop it.
-        e->reject(ep->peer_rank, why);
+        reject(ep->peer_rank, why);
         return;
     }
-    e->handle(ep, f);
+    handle(ep, f);
 }
 
 void Engine::reject(uint32_t src, const std::string &why)
@@ -232,7 +236,7 @@ void Engine::drain_unexpected_into(Me *me)
     }
 }
 
-void Engine::consume_credit(uint32_t src, size_t bytes)
+void Engine::consume_credit_slow(uint32_t src, size_t bytes)
 {
     if (src >= job_size_ || bytes == 0)
         return;

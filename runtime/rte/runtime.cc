@@ -93,7 +93,7 @@ Status Runtime::setup()
                           has_prepare ? prepare_module : nullptr);
         }
     if (!pmix_.singleton())
-        progress_.add(poll_events, this, pmix_.event_fd());
+        progress_.add(poll_events, this, pmix_.event_fd(), kEventsPollEvery);
     if (Status st = choose_progress_mode(); !st.ok())
         return st;
 
@@ -213,13 +213,16 @@ int Runtime::prepare_module(void *ctx)
 
 int Runtime::poll_events(void *ctx)
 {
+    // Polled on every busy pass: the check is one load, the rest apart.
     auto *rt = static_cast<Runtime *>(ctx);
-    if (!rt->pmix_.has_terminated())
-        return 0;
-    auto dead = rt->pmix_.take_terminated();
+    return rt->pmix_.has_terminated() ? rt->take_terminations() : 0;
+}
+
+int Runtime::take_terminations()
+{
+    auto dead = pmix_.take_terminated();
     for (uint32_t r : dead)
-        rt->endpoints_->fail(r, "rank " + std::to_string(r) + " on " + rt->pmix_.hostname_of(r) +
-                                    " terminated (PMIx event)");
+        endpoints_->fail(r, "rank " + std::to_string(r) + " on " + pmix_.hostname_of(r) + " terminated (PMIx event)");
     return static_cast<int>(dead.size());
 }
 
@@ -227,13 +230,16 @@ void Runtime::up_recv(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const v
 {
     auto *rt = static_cast<Runtime *>(ctx);
     const auto &[fn, hctx] = rt->handlers_[am_id];
-    if (fn) {
-        fn(hctx, ep, data, len);
-        return;
-    }
-    rt->fw_->logger().write("rte", "base", WEFT_LOG_WARN,
-                            "dropped a message with active-message id " + std::to_string(am_id) +
-                                " from rank " + std::to_string(ep->peer_rank) + ": no handler");
+    if (fn) [[likely]]
+        return fn(hctx, ep, data, len);
+    rt->no_handler(ep, am_id);
+}
+
+void Runtime::no_handler(weft_btl_endpoint_t *ep, uint8_t am_id)
+{
+    fw_->logger().write("rte", "base", WEFT_LOG_WARN,
+                        "dropped a message with active-message id " + std::to_string(am_id) + " from rank " +
+                            std::to_string(ep->peer_rank) + ": no handler");
 }
 
 int Runtime::up_place(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *head, size_t head_len,

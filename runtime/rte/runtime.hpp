@@ -74,6 +74,10 @@ private:
     Status choose_progress_mode();
     Status preconnect();
     static int poll_events(void *ctx);   // PMIx failure events -> endpoints
+    // The slow parts of poll_events and up_recv, apart so that the checks
+    // on every pass and message stay small functions.
+    [[gnu::noinline]] int take_terminations();
+    [[gnu::noinline]] void no_handler(weft_btl_endpoint_t *ep, uint8_t am_id);
     static int poll_module(void *ctx);
     static int prepare_module(void *ctx);   // btl prepare_wait before blocking
     // A module now carries a connected peer: poll it on every pass.
@@ -88,6 +92,10 @@ private:
     // of waiting; a blocking wait polls a source whose descriptor woke it
     // at once.
     static constexpr unsigned kColdPollEvery = 16384;
+    // PMIx failure events: a busy pass is well under a microsecond, so a
+    // death is still seen within microseconds; a sleeping runtime polls
+    // them when their descriptor fires.
+    static constexpr unsigned kEventsPollEvery = 16;
 
     // Upcalls from the modules (C ABI), ctx = this.
     static void up_recv(void *ctx, weft_btl_endpoint_t *ep, uint8_t am_id, const void *data, size_t len);
