@@ -44,9 +44,12 @@ Module::Module(const weft_host_t *host, const weft_btl_component_t *component, c
     c_.caps.bandwidth_mbs = port_bandwidth(port_.info.attr);
     c_.caps.eager_limit = config_.eager_limit;
     c_.caps.max_send = config_.max_send;
-    c_.caps.inline_max = 0;            // known once a QP says what it grants
+    // What sendi takes: the inline size asked of each QP. A QP that grants
+    // less sends the rest of that range through a buffer.
+    c_.caps.inline_max = config_.inline_max;
     c_.caps.exclusivity = WEFT_BTL_EXCLUSIVITY_DEFAULT;
-    c_.caps.flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET | WEFT_BTL_FLAG_FD;
+    c_.caps.flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET | WEFT_BTL_FLAG_FD |
+                    (config_.inline_max > 0 ? WEFT_BTL_FLAG_INLINE : 0u);
     c_.caps.priority = config_.priority;
     std::snprintf(c_.name, sizeof c_.name, "openib/%s", port_.info.name.c_str());
     c_.module_ctx = this;
@@ -598,8 +601,6 @@ void Module::connected(Endpoint &ep)
         return;
     ep.phase = EpPhase::connected;
     --connecting_;
-    if (ep.inline_max > c_.caps.inline_max)
-        c_.caps.inline_max = ep.inline_max;
     report(ep, WEFT_BTL_EP_CONNECTED, WEFT_SUCCESS, "");
     flush_pending(ep);
     if (ep.user_closed)

@@ -203,6 +203,20 @@ private:
     Endpoint *find_ep(uint32_t id);
     Endpoint *find_rank(uint32_t rank);
     int repost(Endpoint &ep);
+    // A frame going out: consumed buffers reposted when there are a few,
+    // and the immediate with the credits owed. false: the endpoint failed.
+    bool begin_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, Imm *imm);
+    // Posts wr and counts it (credits, send-queue slot). false: the endpoint failed.
+    bool end_frame(Endpoint &ep, ibv_send_wr &wr, const Imm &imm, bool signaled);
+    // An inline frame is signaled every signal_every, or when the send queue runs short.
+    static bool must_signal(const Endpoint &ep)
+    {
+        return ep.unsignaled + 1 >= ep.signal_every || ep.sq_free <= ep.signal_every;
+    }
+    // sendi's path: one inline data frame of header + payload (the caller
+    // checked the credit, the queue slot and the size).
+    int post_inline(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
+                    size_t payload_len);
     int post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,
                    size_t total);
     void flush_pending(Endpoint &ep);
