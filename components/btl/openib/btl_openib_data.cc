@@ -568,7 +568,8 @@ int Module::progress()
     if (in_progress_)
         return 0;
     in_progress_ = true;
-    drain_channel();
+    if (armed_)
+        drain_channel();
     int handled = 0;
     bool more = true;
     if (!stash_.empty()) {
@@ -610,8 +611,10 @@ int Module::progress()
         attention_[i] = attention_.back();
         attention_.pop_back();
     }
-    handled += static_cast<int>(reports_.size());
-    drain_reports();
+    if (!reports_.empty()) {
+        handled += static_cast<int>(reports_.size());
+        drain_reports();
+    }
     in_progress_ = false;
     return handled;
 }

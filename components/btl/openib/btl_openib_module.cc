@@ -78,18 +78,6 @@ Module::~Module()
         close(epfd_);
 }
 
-Module *Module::from(weft_btl_module_t *m)
-{
-    return m && m->ops == &kOpenibModuleOps ? static_cast<Module *>(m->module_ctx) : nullptr;
-}
-
-Endpoint *Module::endpoint(weft_btl_endpoint_t *ep)
-{
-    if (!ep || !from(ep->module))
-        return nullptr;
-    return reinterpret_cast<Endpoint *>(reinterpret_cast<char *>(ep) - offsetof(Endpoint, c));
-}
-
 const weft_component_t *Module::owner() const { return &c_.component->base; }
 
 uint32_t Module::my_rank() const { return c_.process ? c_.process->rank : 0; }

@@ -274,6 +274,19 @@ private:
 };
 
 extern const weft_btl_module_ops_t kOpenibModuleOps;
+
+// Inline: every operation of the C table starts with them.
+inline Module *Module::from(weft_btl_module_t *m)
+{
+    return m && m->ops == &kOpenibModuleOps ? static_cast<Module *>(m->module_ctx) : nullptr;
+}
+
+inline Endpoint *Module::endpoint(weft_btl_endpoint_t *ep)
+{
+    if (!ep || !from(ep->module))
+        return nullptr;
+    return reinterpret_cast<Endpoint *>(reinterpret_cast<char *>(ep) - offsetof(Endpoint, c));
+}
 int release_module(weft_btl_module_t *m);
 
 } // namespace weft::openib

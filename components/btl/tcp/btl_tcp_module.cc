@@ -116,21 +116,6 @@ TcpModule::TcpModule(const weft_host_t *host, const weft_btl_component_t *compon
 
 TcpModule::~TcpModule() = default;
 
-TcpModule *TcpModule::from(weft_btl_module_t *m)
-{
-    if (!m || m->ops != &kTcpModuleOps || !m->module_ctx)
-        return nullptr;
-    return static_cast<TcpModule *>(m->module_ctx);
-}
-
-TcpEndpoint *TcpModule::endpoint(weft_btl_endpoint_t *ep)
-{
-    if (!ep || !from(ep->module))
-        return nullptr;
-    auto *e = reinterpret_cast<TcpEndpoint *>(ep);
-    return e->phase == EpPhase::gone ? nullptr : e;
-}
-
 std::string TcpModule::open(uint16_t *port)
 {
     const auto *sa = reinterpret_cast<const sockaddr *>(&iface_.addr.addr);

@@ -231,4 +231,20 @@ private:
 
 extern const weft_btl_module_ops_t kTcpModuleOps;
 
+// Inline: every operation of the C table starts with them.
+inline TcpModule *TcpModule::from(weft_btl_module_t *m)
+{
+    if (!m || m->ops != &kTcpModuleOps || !m->module_ctx)
+        return nullptr;
+    return static_cast<TcpModule *>(m->module_ctx);
+}
+
+inline TcpEndpoint *TcpModule::endpoint(weft_btl_endpoint_t *ep)
+{
+    if (!ep || !from(ep->module))
+        return nullptr;
+    auto *e = reinterpret_cast<TcpEndpoint *>(ep);
+    return e->phase == EpPhase::gone ? nullptr : e;
+}
+
 } // namespace weft::btl_tcp
