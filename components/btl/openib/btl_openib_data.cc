@@ -254,6 +254,8 @@ int Module::sendi(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, 
     // A small frame of a connected endpoint that can go now: straight to
     // the QP, without send()'s iovec walk and queueing decisions.
     const size_t total = hdr_len + payload_len;
+    if (total > c_.caps.inline_max)
+        return WEFT_ERR_BAD_PARAM;   // btl.h: sendi takes up to caps.inline_max
     if (total <= ep.inline_max && ep.max_sge >= 2 && ep.phase == EpPhase::connected && !ep.user_closed &&
         !ep.peer_closed && ep.pending.empty() && ep.send_credits > 0 && ep.sq_free > 0 && (hdr || !hdr_len) &&
         (payload || !payload_len))
