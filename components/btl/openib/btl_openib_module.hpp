@@ -287,6 +287,7 @@ inline Endpoint *Module::endpoint(weft_btl_endpoint_t *ep)
         return nullptr;
     return reinterpret_cast<Endpoint *>(reinterpret_cast<char *>(ep) - offsetof(Endpoint, c));
 }
+
 int release_module(weft_btl_module_t *m);
 
 } // namespace weft::openib
