@@ -44,7 +44,8 @@ constexpr auto kForever = weft::rt::ProgressEngine::kForever;
 
 // A blocking send: Engine::send split so that the eager fast path builds
 // no Status (its string costs as much as the send's own checks).
-int send_on(Engine *e, const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
+[[gnu::always_inline]] inline int send_on(Engine *e, const void *buf, size_t len, uint32_t dest, int32_t tag,
+                                          uint32_t context)
 {
     int rc = e->send_now(buf, len, dest, tag, context);
     if (rc == WEFT_SUCCESS)

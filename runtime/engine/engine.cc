@@ -127,33 +127,6 @@ void Engine::mark_busy(PeerState &ps)
     busy_.push_back(&ps);
 }
 
-int Engine::send_frame(PeerState &ps, std::span<const std::byte> hdr, std::span<const std::byte> payload)
-{
-    weft_btl_endpoint_t *ep = ps.ep;
-    if (hdr.size() + payload.size() <= ps.inline_max)
-        return ep->module->ops->sendi(ep, wire::kAmEngine, hdr.data(), hdr.size(), payload.data(),
-                                      payload.size());
-    iovec iov[2] = {{const_cast<std::byte *>(hdr.data()), hdr.size()},
-                    {const_cast<std::byte *>(payload.data()), payload.size()}};
-    return ep->module->ops->send(ep, wire::kAmEngine, iov, payload.empty() ? 1 : 2);
-}
-
-int Engine::send_eager(PeerState &ps, unsigned portal, uint64_t bits, std::span<const std::byte> data)
-{
-    if (portal == WEFT_PT_TAGGED && (bits >> 32) <= wire::Tagged::kMaxContext) {
-        wire::Tagged t;
-        t.type = static_cast<uint8_t>(wire::Type::Tagged);
-        t.set_match_bits(bits);
-        return send_frame(ps, bytes_of(t), data);
-    }
-    wire::Eager e{};
-    e.type = static_cast<uint8_t>(wire::Type::Eager);
-    e.portal = static_cast<uint8_t>(portal);
-    e.length = static_cast<uint32_t>(data.size());
-    e.match_bits = bits;
-    return send_frame(ps, bytes_of(e), data);
-}
-
 void Engine::send_control(PeerState &ps, std::span<const std::byte> frame)
 {
     if (ps.failed)

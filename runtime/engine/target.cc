@@ -44,13 +44,6 @@ wire::Ack make_ack(wire::Type type, uint64_t op, int status, uint64_t mlength, u
 }
 } // namespace
 
-void Engine::on_am(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len)
-{
-    auto *e = static_cast<Engine *>(ctx);
-    if (!e->try_tagged_eager(ep, data, len))
-        e->on_frame(ep, data, len);
-}
-
 void Engine::on_frame(weft_btl_endpoint_t *ep, const void *data, size_t len)
 {
     wire::Frame f;

@@ -47,7 +47,12 @@ int Module::repost(Endpoint &ep)
 // Consumed receive buffers a frame out reposts (see begin_frame).
 constexpr unsigned kRepostWithFrame = 4;
 
-bool Module::begin_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, Imm *imm)
+void Module::verbs_failed(Endpoint &ep, const char *call, int rc)
+{
+    fail(ep, WEFT_ERR_IO, std::string(call) + " failed: " + std::strerror(rc));
+}
+
+inline bool Module::begin_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, Imm *imm)
 {
     // Buffers consumed since the last frame out are reposted here, so
     // their credits ride on this frame, once there are a few: one at a
@@ -56,7 +61,7 @@ bool Module::begin_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, Imm *imm)
     // wait for on_recv's batch.
     if (ep.unposted >= kRepostWithFrame)
         if (int rc = repost(ep); rc != 0) {
-            fail(ep, WEFT_ERR_IO, "ibv_post_recv failed: " + std::string(std::strerror(rc)));
+            verbs_failed(ep, "ibv_post_recv", rc);
             return false;
         }
     imm->am_id = am_id;
@@ -66,11 +71,11 @@ bool Module::begin_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, Imm *imm)
     return true;
 }
 
-bool Module::end_frame(Endpoint &ep, ibv_send_wr &wr, const Imm &imm, bool signaled)
+inline bool Module::end_frame(Endpoint &ep, ibv_send_wr &wr, const Imm &imm, bool signaled)
 {
     ibv_send_wr *bad = nullptr;
     if (int rc = ibv_post_send(ep.qp.get(), &wr, &bad); rc != 0) {
-        fail(ep, WEFT_ERR_IO, "ibv_post_send failed: " + std::string(std::strerror(rc)));
+        verbs_failed(ep, "ibv_post_send", rc);
         return false;
     }
     --ep.sq_free;
@@ -148,8 +153,8 @@ int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct
     return WEFT_SUCCESS;
 }
 
-int Module::post_inline(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
-                        size_t payload_len)
+inline int Module::post_inline(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
+                               const void *payload, size_t payload_len)
 {
     Imm imm;
     if (!begin_frame(ep, am_id, FrameKind::data, &imm))
@@ -413,30 +418,35 @@ int Module::mem_deregister(weft_btl_reg_t *reg)
     return WEFT_SUCCESS;
 }
 
-void Module::on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot)
+void Module::bad_frame(Endpoint &ep, const char *what) { fail(ep, WEFT_ERR_IO, what); }
+
+bool Module::join_more(Endpoint &ep, const std::byte *data, size_t len)
+{
+    if (ep.joined.size() + len > c_.caps.max_send) {
+        fail(ep, WEFT_ERR_IO, "the peer sent a message longer than btl_openib_max_send (" +
+                                  std::to_string(c_.caps.max_send) + " bytes): do both sides set the same value?");
+        return false;
+    }
+    ep.joined.insert(ep.joined.end(), data, data + len);
+    return true;
+}
+
+inline void Module::on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot)
 {
     Imm imm;
-    if (!(wc.wc_flags & IBV_WC_WITH_IMM)) {
-        fail(ep, WEFT_ERR_IO, "a frame without a header arrived (a peer of another weft version?)");
-        return;
-    }
+    if (!(wc.wc_flags & IBV_WC_WITH_IMM))
+        return bad_frame(ep, "a frame without a header arrived (a peer of another weft version?)");
     decode_imm(be32toh(wc.imm_data), &imm);
     if (uint64_t{ep.send_credits} + imm.data_credits > ep.peer_depth ||
-        ep.control_credits + imm.control_credits > kControlRecvs) {
-        fail(ep, WEFT_ERR_IO, "the peer returned more credits than it was given (a corrupt frame)");
-        return;
-    }
+        ep.control_credits + imm.control_credits > kControlRecvs)
+        return bad_frame(ep, "the peer returned more credits than it was given (a corrupt frame)");
     ep.send_credits += imm.data_credits;
     ep.control_credits += imm.control_credits;
     const std::byte *data = ep.rbufs.get() + size_t{slot} * config_.buf_size;
     switch (imm.kind) {
     case FrameKind::more:
-        if (ep.joined.size() + wc.byte_len > c_.caps.max_send) {
-            fail(ep, WEFT_ERR_IO, "the peer sent a message longer than btl_openib_max_send (" +
-                                      std::to_string(c_.caps.max_send) + " bytes): do both sides set the same value?");
+        if (!join_more(ep, data, wc.byte_len))
             return;
-        }
-        ep.joined.insert(ep.joined.end(), data, data + wc.byte_len);
         ++ep.unposted_data;
         break;
     case FrameKind::data:
@@ -467,10 +477,8 @@ void Module::on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot)
         return;
     ep.unposted_slot[ep.unposted++] = static_cast<uint16_t>(slot);
     if (ep.unposted >= ep.repost_batch || imm.kind != FrameKind::data) {
-        if (int rc = repost(ep); rc != 0) {
-            fail(ep, WEFT_ERR_IO, "ibv_post_recv failed: " + std::string(std::strerror(rc)));
-            return;
-        }
+        if (int rc = repost(ep); rc != 0)
+            return verbs_failed(ep, "ibv_post_recv", rc);
     }
     if (ep.owed_data + ep.unposted_data >= std::max(1u, config_.recv_depth / 2))
         want_attention(ep);
@@ -478,7 +486,27 @@ void Module::on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot)
         maybe_closed(ep);
 }
 
-bool Module::on_completion(const ibv_wc &wc)
+void Module::completion_failed(Endpoint &ep, const ibv_wc &wc)
+{
+    // A flush of the endpoint's own QP while the endpoint lives means the
+    // QP went to the error state without an error completion here: a
+    // responder-side error (the peer's RDMA read or write with a bad key
+    // or range) shows on this side as flushes only. A flush after fail()
+    // or close finds the endpoint gone; one of a QP already replaced by
+    // a reconnect has another qp_num.
+    const bool flushed = wc.status == IBV_WC_WR_FLUSH_ERR;
+    if (ep.phase != EpPhase::gone && (!flushed || (ep.qp && wc.qp_num == ep.qp->qp_num)))
+        fail(ep, WEFT_ERR_IO,
+             std::string("the connection broke: ") + ibv_wc_status_str(wc.status) +
+                 (wc.status == IBV_WC_RETRY_EXC_ERR
+                      ? " (the peer stopped answering: it died, or btl_openib_timeout is too short for "
+                        "this fabric)"
+                  : flushed ? " (the queue pair went to the error state: the peer's last RDMA access here "
+                              "was refused, or the device reset the connection)"
+                            : ""));
+}
+
+inline bool Module::on_completion(const ibv_wc &wc)
 {
     const auto kind = static_cast<Wr>(wc.wr_id >> 62);
     const auto id = static_cast<uint32_t>((wc.wr_id >> 32) & 0x3fffffff);
@@ -494,22 +522,7 @@ bool Module::on_completion(const ibv_wc &wc)
     if (kind != Wr::recv)
         ep->sq_free += 1 + retired;
     if (wc.status != IBV_WC_SUCCESS) {
-        // A flush of the endpoint's own QP while the endpoint lives means the
-        // QP went to the error state without an error completion here: a
-        // responder-side error (the peer's RDMA read or write with a bad key
-        // or range) shows on this side as flushes only. A flush after fail()
-        // or close finds the endpoint gone; one of a QP already replaced by
-        // a reconnect has another qp_num.
-        const bool flushed = wc.status == IBV_WC_WR_FLUSH_ERR;
-        if (ep->phase != EpPhase::gone && (!flushed || (ep->qp && wc.qp_num == ep->qp->qp_num)))
-            fail(*ep, WEFT_ERR_IO,
-                 std::string("the connection broke: ") + ibv_wc_status_str(wc.status) +
-                     (wc.status == IBV_WC_RETRY_EXC_ERR
-                          ? " (the peer stopped answering: it died, or btl_openib_timeout is too short for "
-                            "this fabric)"
-                      : flushed ? " (the queue pair went to the error state: the peer's last RDMA access here "
-                                  "was refused, or the device reset the connection)"
-                                : ""));
+        completion_failed(*ep, wc);
         return true;
     }
     if (kind == Wr::recv) {
@@ -538,7 +551,7 @@ bool Module::on_completion(const ibv_wc &wc)
 
 // Handles completions in order; when one asks to wait for the next
 // progress call, it and those after it are kept for then. false if so.
-bool Module::handle(const ibv_wc *wcs, int n, int *handled)
+inline bool Module::handle(const ibv_wc *wcs, int n, int *handled)
 {
     for (int i = 0; i < n; ++i) {
         if (!on_completion(wcs[i])) {

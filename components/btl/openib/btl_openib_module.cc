@@ -279,11 +279,6 @@ Endpoint &Module::new_endpoint(uint32_t rank, const std::string &host)
     return *endpoints_.back();
 }
 
-Endpoint *Module::find_ep(uint32_t id)
-{
-    return id >= 1 && id <= endpoints_.size() ? endpoints_[id - 1].get() : nullptr;
-}
-
 Endpoint *Module::find_rank(uint32_t rank)
 {
     for (auto &ep : endpoints_)

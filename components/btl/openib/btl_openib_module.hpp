@@ -200,14 +200,23 @@ private:
     void job_known();
 
     Endpoint &new_endpoint(uint32_t rank, const std::string &host);
-    Endpoint *find_ep(uint32_t id);
+    Endpoint *find_ep(uint32_t id)
+    {
+        return id >= 1 && id <= endpoints_.size() ? endpoints_[id - 1].get() : nullptr;
+    }
     Endpoint *find_rank(uint32_t rank);
     int repost(Endpoint &ep);
+    // The small-message path (sendi, on_completion, on_recv) is inlined
+    // into its callers: under emulation (Soft-RoCE in a TCG VM) every call
+    // and return costs a lookup, and a 64-byte round trip made about 60
+    // calls on each side (callgrind in the VM).
     // A frame going out: consumed buffers reposted when there are a few,
     // and the immediate with the credits owed. false: the endpoint failed.
-    bool begin_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, Imm *imm);
+    [[gnu::always_inline]] inline bool begin_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, Imm *imm);
     // Posts wr and counts it (credits, send-queue slot). false: the endpoint failed.
-    bool end_frame(Endpoint &ep, ibv_send_wr &wr, const Imm &imm, bool signaled);
+    [[gnu::always_inline]] inline bool end_frame(Endpoint &ep, ibv_send_wr &wr, const Imm &imm, bool signaled);
+    // The failures of the paths above, apart (they build messages).
+    [[gnu::noinline]] void verbs_failed(Endpoint &ep, const char *call, int rc);
     // An inline frame is signaled every signal_every, or when the send queue runs short.
     static bool must_signal(const Endpoint &ep)
     {
@@ -215,8 +224,8 @@ private:
     }
     // sendi's path: one inline data frame of header + payload (the caller
     // checked the credit, the queue slot and the size).
-    int post_inline(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
-                    size_t payload_len);
+    [[gnu::always_inline]] inline int post_inline(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
+                                                  const void *payload, size_t payload_len);
     int post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,
                    size_t total);
     void flush_pending(Endpoint &ep);
@@ -224,9 +233,16 @@ private:
     bool needs_attention(const Endpoint &ep) const;
     void want_attention(Endpoint &ep);
     void post_close(Endpoint &ep);
-    bool on_completion(const ibv_wc &wc);
-    bool handle(const ibv_wc *wcs, int n, int *handled);
-    void on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot);
+    // Completions (inlined into progress(), see begin_frame): each in
+    // order, one asking to wait for the next progress call stops handle().
+    [[gnu::always_inline]] inline bool on_completion(const ibv_wc &wc);
+    [[gnu::always_inline]] inline bool handle(const ibv_wc *wcs, int n, int *handled);
+    [[gnu::always_inline]] inline void on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot);
+    // Their rare parts, apart: an error completion, a frame of a longer
+    // message, a frame that breaks the protocol.
+    [[gnu::noinline]] void completion_failed(Endpoint &ep, const ibv_wc &wc);
+    [[gnu::noinline]] bool join_more(Endpoint &ep, const std::byte *data, size_t len);
+    [[gnu::noinline]] void bad_frame(Endpoint &ep, const char *what);
     void finish_rdma(uint32_t slot, int status);
     void fail(Endpoint &ep, int status, const std::string &why);
     void report(Endpoint &ep, weft_btl_ep_state_t state, int status, const std::string &why);
