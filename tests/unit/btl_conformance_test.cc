@@ -984,57 +984,77 @@ TEST_P(BtlPeerConformance, EveryActiveMessageIdRoutes)
     });
 }
 
+namespace {
+
+// The parent floods without progress until the module pushes back (or a
+// bound), then sends an end marker by retrying after progress; the child
+// checks that every message arrived, in order. With sendi, small messages
+// through the module's inline path (a socket or queue pair filling up
+// while they go straight out).
+std::string flood_then_drain(PeerContext &ctx, bool by_sendi)
+{
+    BtlHarness &h = ctx.harness;
+    const std::string me = side_name(ctx);
+    weft_btl_endpoint_t *ep = nullptr;
+    if (std::string err = connect_peer(ctx, &ep); !err.empty())
+        return err;
+    const auto *ops = ep->module->ops;
+    const weft_btl_caps_t &caps = ep->module->caps;
+    if (by_sendi && (!ops->sendi || !(caps.flags & WEFT_BTL_FLAG_INLINE) || caps.inline_max < 16))
+        return barrier(ctx);   // no inline path to flood (both sides have the same caps)
+    if (ctx.side == Side::parent) {
+        const uint32_t bound = by_sendi ? 400'000 : 50'000;
+        std::vector<std::byte> filler(by_sendi ? std::min<size_t>(caps.inline_max, 200) : 1024);
+        uint32_t sent = 0;
+        int rc = WEFT_SUCCESS;
+        for (; sent < bound; ++sent) {
+            std::memcpy(filler.data(), &sent, sizeof sent);
+            iovec iov{filler.data(), filler.size()};
+            rc = by_sendi ? ops->sendi(ep, 3, filler.data(), 8, filler.data() + 8, filler.size() - 8)
+                          : ops->send(ep, 3, &iov, 1);
+            if (rc != WEFT_SUCCESS)
+                break;
+        }
+        if (rc != WEFT_SUCCESS && rc != WEFT_ERR_AGAIN)
+            return me + ": a full module must answer AGAIN, got " + weft_status_string(rc);
+        if (!h.deliveries.empty())
+            return me + ": an upcall ran inside send()";
+        // The child starts draining only now, so the flood met a full
+        // module (or the bound), whatever the machine's speed.
+        if (!ctx.channel.send(std::string("full")))
+            return me + ": channel broken";
+        if (send_bytes(h, ep, 4, std::as_bytes(std::span(&sent, 1))) != WEFT_SUCCESS)
+            return me + ": still refused after progress: " + h.failure();
+    } else {
+        if (!ctx.channel.receive(std::chrono::seconds(30)))
+            return me + ": the parent never filled the module";
+        if (!h.progress_until([&] { return !h.deliveries.empty() && h.deliveries.back().am_id == 4; }))
+            return me + ": no end marker: " + h.failure();
+        uint32_t count = 0;
+        std::memcpy(&count, h.deliveries.back().data.data(), sizeof count);
+        if (h.deliveries.size() != count + 1)
+            return me + ": " + std::to_string(h.deliveries.size() - 1) + " arrived, " + std::to_string(count) +
+                   " sent";
+        for (uint32_t i = 0; i < count; ++i) {
+            uint32_t seq = 0;
+            std::memcpy(&seq, h.deliveries[i].data.data(), sizeof seq);
+            if (seq != i)
+                return me + ": out of order at " + std::to_string(i);
+        }
+    }
+    return barrier(ctx);
+}
+
+} // namespace
+
 TEST_P(BtlPeerConformance, AgainIsRetriableAfterProgress)
 {
-    mirror([](PeerContext &ctx) -> std::string {
-        BtlHarness &h = ctx.harness;
-        const std::string me = side_name(ctx);
-        weft_btl_endpoint_t *ep = nullptr;
-        if (std::string err = connect_peer(ctx, &ep); !err.empty())
-            return err;
-        const auto *ops = ep->module->ops;
-        if (ctx.side == Side::parent) {
-            // Flood without progress until the module pushes back (or a bound),
-            // then finish with an end marker sent by retrying after progress.
-            constexpr uint32_t kBound = 50'000;
-            std::vector<std::byte> filler(1024);
-            uint32_t sent = 0;
-            int rc = WEFT_SUCCESS;
-            for (; sent < kBound; ++sent) {
-                std::memcpy(filler.data(), &sent, sizeof sent);
-                iovec iov{filler.data(), filler.size()};
-                if ((rc = ops->send(ep, 3, &iov, 1)) != WEFT_SUCCESS)
-                    break;
-            }
-            if (rc != WEFT_SUCCESS && rc != WEFT_ERR_AGAIN)
-                return me + ": a full module must answer AGAIN, got " + weft_status_string(rc);
-            if (!h.deliveries.empty())
-                return me + ": an upcall ran inside send()";
-            // The child starts draining only now, so the flood met a full
-            // module (or the bound), whatever the machine's speed.
-            if (!ctx.channel.send(std::string("full")))
-                return me + ": channel broken";
-            if (send_bytes(h, ep, 4, std::as_bytes(std::span(&sent, 1))) != WEFT_SUCCESS)
-                return me + ": still refused after progress: " + h.failure();
-        } else {
-            if (!ctx.channel.receive(std::chrono::seconds(30)))
-                return me + ": the parent never filled the module";
-            if (!h.progress_until([&] { return !h.deliveries.empty() && h.deliveries.back().am_id == 4; }))
-                return me + ": no end marker: " + h.failure();
-            uint32_t count = 0;
-            std::memcpy(&count, h.deliveries.back().data.data(), sizeof count);
-            if (h.deliveries.size() != count + 1)
-                return me + ": " + std::to_string(h.deliveries.size() - 1) + " arrived, " +
-                       std::to_string(count) + " sent";
-            for (uint32_t i = 0; i < count; ++i) {
-                uint32_t seq = 0;
-                std::memcpy(&seq, h.deliveries[i].data.data(), sizeof seq);
-                if (seq != i)
-                    return me + ": out of order at " + std::to_string(i);
-            }
-        }
-        return barrier(ctx);
-    });
+    mirror([](PeerContext &ctx) { return flood_then_drain(ctx, false); });
+}
+
+TEST_P(BtlPeerConformance, SendiFloodIsRetriableAndInOrder)
+{
+    mirror([](PeerContext &ctx) { return flood_then_drain(ctx, true); });
 }
 
 TEST_P(BtlPeerConformance, DisconnectDeliversFirstThenCloses)
@@ -1090,6 +1110,15 @@ TEST_P(BtlPeerConformance, MisuseIsAnErrorCodeNotACrash)
             !hard(ops->send(ep, 0, nullptr, 1)) || !hard(ops->send(ep, 0, &null_piece, 1)) ||
             !hard(ops->disconnect(nullptr)) || !hard(ops->card(ep->module, data, nullptr)))
             return me + ": misuse was not refused";
+        if (ops->sendi && (ep->module->caps.flags & WEFT_BTL_FLAG_INLINE)) {
+            // btl.h: sendi takes header + payload up to caps.inline_max, no more.
+            std::vector<std::byte> over(ep->module->caps.inline_max + 1);
+            if (!hard(ops->sendi(nullptr, 0, data, 1, nullptr, 0)) || !hard(ops->sendi(ep, 0, nullptr, 4, nullptr, 0)) ||
+                !hard(ops->sendi(ep, 0, data, 1, nullptr, 4)) ||
+                !hard(ops->sendi(ep, 0, over.data(), over.size(), nullptr, 0)) ||
+                !hard(ops->sendi(ep, 0, over.data(), 1, over.data(), over.size() - 1)))
+                return me + ": sendi misuse was not refused";
+        }
         const size_t max_send = ep->module->caps.max_send, piece = size_t{1} << 20;
         if (max_send / piece <= 4096) {
             std::vector<std::byte> buf(piece);
