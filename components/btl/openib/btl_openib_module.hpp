@@ -210,10 +210,11 @@ private:
     // into its callers: under emulation (Soft-RoCE in a TCG VM) every call
     // and return costs a lookup, and a 64-byte round trip made about 60
     // calls on each side (callgrind in the VM).
-    // A frame going out: consumed buffers reposted when there are a few,
-    // and the immediate with the credits owed. false: the endpoint failed.
-    [[gnu::always_inline]] inline bool begin_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, Imm *imm);
-    // Posts wr and counts it (credits, send-queue slot). false: the endpoint failed.
+    //
+    // The immediate of a frame going out, with the credits owed.
+    [[gnu::always_inline]] inline Imm frame_imm(const Endpoint &ep, uint8_t am_id, FrameKind kind);
+    // Posts wr and counts it (credits, send-queue slot), then reposts the
+    // consumed buffers when there are a few. false: the post failed.
     [[gnu::always_inline]] inline bool end_frame(Endpoint &ep, ibv_send_wr &wr, const Imm &imm, bool signaled);
     // The failures of the paths above, apart (they build messages).
     [[gnu::noinline]] void verbs_failed(Endpoint &ep, const char *call, int rc);
@@ -233,7 +234,7 @@ private:
     bool needs_attention(const Endpoint &ep) const;
     void want_attention(Endpoint &ep);
     void post_close(Endpoint &ep);
-    // Completions (inlined into progress(), see begin_frame): each in
+    // Completions (inlined into progress(), see above): each in
     // order, one asking to wait for the next progress call stops handle().
     [[gnu::always_inline]] inline bool on_completion(const ibv_wc &wc);
     [[gnu::always_inline]] inline bool handle(const ibv_wc *wcs, int n, int *handled);
