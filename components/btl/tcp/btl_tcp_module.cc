@@ -26,7 +26,7 @@ constexpr int kMaxEvents = 64;
 // frame) is read on every pass, epoll (the listener, and the other links,
 // which carry only large unordered frames) runs every kEpollEvery passes;
 // with more endpoints than kDirectMaxEndpoints, epoll alone.
-constexpr unsigned kEpollEvery = 4, kDirectMaxEndpoints = 8;
+constexpr unsigned kEpollEvery = 4, kEpollEveryBusy = 64, kDirectMaxEndpoints = 8;
 // How long a closed link waits for the peer's end before it is dropped.
 constexpr auto kLinger = std::chrono::seconds(5);
 
@@ -982,7 +982,12 @@ int TcpModule::progress()
         handled += static_cast<int>(messages_in_ - before);
         if (!reports_.empty())
             handled += drain_reports();
-        if (++passes_ % kEpollEvery != 0) {
+        // A pass that delivered goes back to the application at once: its
+        // reply is waited for by the next passes, which look at epoll
+        // instead (a streaming peer's passes still do, every
+        // kEpollEveryBusy).
+        ++passes_;
+        if (passes_ % kEpollEvery != 0 || (handled > 0 && passes_ % kEpollEveryBusy != 0)) {
             in_progress_ = false;
             return handled;
         }
