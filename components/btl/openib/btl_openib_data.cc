@@ -44,7 +44,7 @@ int Module::repost(Endpoint &ep)
     return 0;
 }
 
-// Consumed receive buffers a frame out reposts (see end_frame).
+// Consumed receive buffers a frame out reposts (see post_frame).
 constexpr unsigned kRepostWithFrame = 4;
 
 void Module::verbs_failed(Endpoint &ep, const char *call, int rc)
@@ -52,49 +52,16 @@ void Module::verbs_failed(Endpoint &ep, const char *call, int rc)
     fail(ep, WEFT_ERR_IO, std::string(call) + " failed: " + std::strerror(rc));
 }
 
-inline Imm Module::frame_imm(const Endpoint &ep, uint8_t am_id, FrameKind kind)
+// Posts one frame with the credits owed to the peer. The caller checked
+// the credit (data frames) and a send-queue slot.
+int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,
+                       size_t total)
 {
     Imm imm;
     imm.am_id = am_id;
     imm.kind = kind;
     imm.data_credits = std::min(ep.owed_data, kMaxDataCredits);
     imm.control_credits = std::min(ep.owed_control, kMaxControlCredits);
-    return imm;
-}
-
-inline bool Module::end_frame(Endpoint &ep, ibv_send_wr &wr, const Imm &imm, bool signaled)
-{
-    ibv_send_wr *bad = nullptr;
-    if (int rc = ibv_post_send(ep.qp.get(), &wr, &bad); rc != 0) {
-        verbs_failed(ep, "ibv_post_send", rc);
-        return false;
-    }
-    --ep.sq_free;
-    ep.unsignaled = signaled ? 0 : ep.unsignaled + 1;
-    ep.owed_data -= imm.data_credits;
-    ep.owed_control -= imm.control_credits;
-    if (imm.kind == FrameKind::data || imm.kind == FrameKind::more)
-        --ep.send_credits;
-    else if (imm.kind == FrameKind::credit)
-        --ep.control_credits;
-    // Buffers consumed since the last frame out go back once there are a
-    // few, and their credits ride on the next frame: one at a time, a
-    // ping-pong would pay an ibv_post_recv per message (0.2-0.5 us of a
-    // 14 us one-way latency in interleaved Soft-RoCE VM rounds), and after
-    // the doorbell rather than before it, the repost is off the message's
-    // path. Fewer wait for on_recv's batch.
-    if (ep.unposted >= kRepostWithFrame)
-        if (int rc = repost(ep); rc != 0)
-            verbs_failed(ep, "ibv_post_recv", rc);   // the frame is out; the endpoint fails from here
-    return true;
-}
-
-// Posts one frame with the credits owed to the peer. The caller checked
-// the credit (data frames) and a send-queue slot.
-int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,
-                       size_t total)
-{
-    const Imm imm = frame_imm(ep, am_id, kind);
     ibv_sge sge[4];
     ibv_send_wr wr{};
     wr.opcode = IBV_WR_SEND_WITH_IMM;
@@ -138,43 +105,38 @@ int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct
     // Inline frames are signaled only now and then (a completion costs a
     // poll and a pass through on_completion); a signaled one retires the
     // unsignaled work requests before it, which it counts.
-    const bool signal = sbuf != UINT32_MAX || kind == FrameKind::close || must_signal(ep);
+    const bool signal = sbuf != UINT32_MAX || kind == FrameKind::close || ep.unsignaled + 1 >= ep.signal_every ||
+                        ep.sq_free <= ep.signal_every;
     if (signal) {
         wr.send_flags |= IBV_SEND_SIGNALED;
         slot |= ep.unsignaled << 16;
     }
     wr.wr_id = wr_id(sbuf != UINT32_MAX ? Wr::send_buf : Wr::send_inline, ep.id, slot);
-    if (!end_frame(ep, wr, imm, signal))
+    ibv_send_wr *bad = nullptr;
+    if (int rc = ibv_post_send(ep.qp.get(), &wr, &bad); rc != 0) {
+        verbs_failed(ep, "ibv_post_send", rc);
         return WEFT_ERR_IO;
+    }
+    --ep.sq_free;
+    ep.unsignaled = signal ? 0 : ep.unsignaled + 1;
+    ep.owed_data -= imm.data_credits;
+    ep.owed_control -= imm.control_credits;
+    if (kind == FrameKind::data || kind == FrameKind::more)
+        --ep.send_credits;
+    else if (kind == FrameKind::credit)
+        --ep.control_credits;
+    // Buffers consumed since the last frame out go back once there are a
+    // few, and their credits ride on the next frame: one at a time, a
+    // ping-pong would pay an ibv_post_recv per message (0.2-0.5 us of a
+    // 14 us one-way latency in interleaved Soft-RoCE VM rounds), and after
+    // the doorbell rather than before it, the repost is off the message's
+    // path. Fewer wait for on_recv's batch.
+    if (ep.unposted >= kRepostWithFrame)
+        if (int rc = repost(ep); rc != 0)
+            verbs_failed(ep, "ibv_post_recv", rc);   // the frame is out; the endpoint fails from here
     if (sbuf != UINT32_MAX)
         free_sbufs_.pop_back();
     return WEFT_SUCCESS;
-}
-
-inline int Module::post_inline(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
-                               const void *payload, size_t payload_len)
-{
-    const Imm imm = frame_imm(ep, am_id, FrameKind::data);
-    ibv_sge sge[2];
-    int n = 0;
-    if (hdr_len)
-        sge[n++] = {reinterpret_cast<uintptr_t>(hdr), static_cast<uint32_t>(hdr_len), 0};
-    if (payload_len)
-        sge[n++] = {reinterpret_cast<uintptr_t>(payload), static_cast<uint32_t>(payload_len), 0};
-    ibv_send_wr wr{};
-    wr.opcode = IBV_WR_SEND_WITH_IMM;
-    wr.imm_data = htobe32(encode_imm(imm));
-    wr.sg_list = sge;
-    wr.num_sge = n;
-    wr.send_flags = n ? IBV_SEND_INLINE : 0;
-    const bool signal = must_signal(ep);
-    uint32_t slot = 0;
-    if (signal) {
-        wr.send_flags |= IBV_SEND_SIGNALED;
-        slot = ep.unsignaled << 16;
-    }
-    wr.wr_id = wr_id(Wr::send_inline, ep.id, slot);
-    return end_frame(ep, wr, imm, signal) ? WEFT_SUCCESS : WEFT_ERR_IO;
 }
 
 namespace {
@@ -255,13 +217,13 @@ int Module::sendi(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, 
     // A small frame of a connected endpoint that can go now: straight to
     // the QP, without send()'s iovec walk and queueing decisions.
     const size_t total = hdr_len + payload_len;
+    struct iovec iov[2] = {{const_cast<void *>(hdr), hdr_len}, {const_cast<void *>(payload), payload_len}};
     if (total > c_.caps.inline_max)
         return WEFT_ERR_BAD_PARAM;   // btl.h: sendi takes up to caps.inline_max
     if (total <= ep.inline_max && ep.max_sge >= 2 && ep.phase == EpPhase::connected && !ep.user_closed &&
         !ep.peer_closed && ep.pending.empty() && ep.send_credits > 0 && ep.sq_free > 0 && (hdr || !hdr_len) &&
         (payload || !payload_len))
-        return post_inline(ep, am_id, hdr, hdr_len, payload, payload_len);
-    struct iovec iov[2] = {{const_cast<void *>(hdr), hdr_len}, {const_cast<void *>(payload), payload_len}};
+        return post_frame(ep, am_id, FrameKind::data, iov, 2, total);
     return send(ep, am_id, iov, payload_len ? 2 : 1);
 }
 

@@ -206,27 +206,12 @@ private:
     }
     Endpoint *find_rank(uint32_t rank);
     int repost(Endpoint &ep);
-    // The small-message path (sendi, on_completion, on_recv) is inlined
-    // into its callers: under emulation (Soft-RoCE in a TCG VM) every call
-    // and return costs a lookup, and a 64-byte round trip made about 60
-    // calls on each side (callgrind in the VM).
-    //
-    // The immediate of a frame going out, with the credits owed.
-    [[gnu::always_inline]] inline Imm frame_imm(const Endpoint &ep, uint8_t am_id, FrameKind kind);
-    // Posts wr and counts it (credits, send-queue slot), then reposts the
-    // consumed buffers when there are a few. false: the post failed.
-    [[gnu::always_inline]] inline bool end_frame(Endpoint &ep, ibv_send_wr &wr, const Imm &imm, bool signaled);
-    // The failures of the paths above, apart (they build messages).
+    // The receive path (on_completion, on_recv) is inlined into
+    // progress(): under emulation (Soft-RoCE in a TCG VM) every call and
+    // return costs a lookup, and a 64-byte round trip made about 60 calls
+    // on each side (callgrind in the VM).
+    // A verbs call failed: the endpoint fails, with the call and its error.
     [[gnu::noinline]] void verbs_failed(Endpoint &ep, const char *call, int rc);
-    // An inline frame is signaled every signal_every, or when the send queue runs short.
-    static bool must_signal(const Endpoint &ep)
-    {
-        return ep.unsignaled + 1 >= ep.signal_every || ep.sq_free <= ep.signal_every;
-    }
-    // sendi's path: one inline data frame of header + payload (the caller
-    // checked the credit, the queue slot and the size).
-    [[gnu::always_inline]] inline int post_inline(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
-                                                  const void *payload, size_t payload_len);
     int post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,
                    size_t total);
     void flush_pending(Endpoint &ep);
@@ -234,7 +219,7 @@ private:
     bool needs_attention(const Endpoint &ep) const;
     void want_attention(Endpoint &ep);
     void post_close(Endpoint &ep);
-    // Completions (inlined into progress(), see above): each in
+    // Completions (inlined into progress(), see the note above): each in
     // order, one asking to wait for the next progress call stops handle().
     [[gnu::always_inline]] inline bool on_completion(const ibv_wc &wc);
     [[gnu::always_inline]] inline bool handle(const ibv_wc *wcs, int n, int *handled);

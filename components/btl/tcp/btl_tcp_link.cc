@@ -47,20 +47,6 @@ int Link::send_flat(const std::byte *flat, size_t total)
     return 0;
 }
 
-int Link::send_small(uint8_t am_id, std::span<const std::byte> head, std::span<const std::byte> body)
-{
-    std::byte flat[kContiguousMax];
-    FrameHeader h;
-    h.len = h.total = static_cast<uint32_t>(head.size() + body.size());
-    h.am_id = am_id;
-    encode_frame(h, flat);
-    if (!head.empty())
-        std::memcpy(flat + kFrameHeaderBytes, head.data(), head.size());
-    if (!body.empty())
-        std::memcpy(flat + kFrameHeaderBytes + head.size(), body.data(), body.size());
-    return send_flat(flat, kFrameHeaderBytes + h.len);
-}
-
 int Link::send(const FrameHeader &h, const struct iovec *iov, int iovcnt)
 {
     const size_t total = kFrameHeaderBytes + h.len;

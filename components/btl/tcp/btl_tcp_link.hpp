@@ -97,10 +97,6 @@ public:
     // Sends header + pieces: directly when nothing waits, else queued.
     // Returns 0, or an errno when the connection is broken.
     int send(const FrameHeader &h, const struct iovec *iov, int iovcnt);
-    // A message of up to kSmallMax bytes in two pieces (the runtime's
-    // header and payload), sent as one flat buffer; only when nothing is
-    // queued. Returns as send().
-    int send_small(uint8_t am_id, std::span<const std::byte> head, std::span<const std::byte> body);
     // Writes queued bytes; 0 or an errno. *drained says the queue is empty.
     int flush(bool *drained);
     // Reads what the socket has and delivers complete frames through sink.

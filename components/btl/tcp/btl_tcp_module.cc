@@ -705,20 +705,8 @@ int TcpModule::sendi(TcpEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr
 {
     if (hdr_len + payload_len > Link::kSmallMax || (hdr_len && !hdr) || (payload_len && !payload))
         return WEFT_ERR_BAD_PARAM;
-    const std::span head(static_cast<const std::byte *>(hdr), hdr_len);
-    const std::span body(static_cast<const std::byte *>(payload), payload_len);
-    // An ordered frame of a connected endpoint with nothing queued: one
-    // flat buffer straight to the socket, without frame_send's iovecs.
-    if (ep.phase == EpPhase::connected && !ep.user_closed && !ep.primary().has_queue()) {
-        LinkSlot &slot = *ep.slots[0];
-        if (int err = slot.link->send_small(am_id, head, body); err != 0)
-            return send_failed(ep, err);
-        if (slot.link->has_queue())
-            watch_link(slot, true);
-        return WEFT_SUCCESS;
-    }
-    const struct iovec iov[2] = {{const_cast<std::byte *>(head.data()), head.size()},
-                                 {const_cast<std::byte *>(body.data()), body.size()}};
+    // Small enough for Link::send's flat buffer: one send() when nothing is queued.
+    const struct iovec iov[2] = {{const_cast<void *>(hdr), hdr_len}, {const_cast<void *>(payload), payload_len}};
     FrameHeader h;
     h.len = h.total = static_cast<uint32_t>(hdr_len + payload_len);
     h.am_id = am_id;
