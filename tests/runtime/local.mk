@@ -6,8 +6,8 @@ tests_runtime_weft_probe_LDADD = libweft.la
 # A real executable in the build tree, not a libtool wrapper script (which
 # costs ~30 ms a start).
 tests_runtime_weft_probe_LDFLAGS = $(AM_LDFLAGS) -no-install
-TESTS += tests/runtime/jobs.sh tests/runtime/netns.sh
-EXTRA_DIST += tests/runtime/jobs.sh tests/runtime/netns.sh
+TESTS += tests/runtime/jobs.sh tests/runtime/netns.sh tests/runtime/shared_core.sh
+EXTRA_DIST += tests/runtime/jobs.sh tests/runtime/netns.sh tests/runtime/shared_core.sh
 check_PROGRAMS += tests/runtime/weft_stress
 tests_runtime_weft_stress_SOURCES = tests/runtime/weft_stress.c
 tests_runtime_weft_stress_LDADD = libweft.la
