@@ -33,7 +33,8 @@ std::vector<params::Definition> param_definitions()
     std::vector<params::Definition> out;
     auto progress = def("progress", params::Type::Enum, "auto", WEFT_LEVEL_TUNER_BASIC,
                         "How a process waits for communication: 'busy' polls without pause "
-                        "(lowest latency, a core per process), 'yield' gives the core away "
+                        "(lowest latency, a core per process) and yields after a long idle spin "
+                        "(ranks that share a core unknowingly hand it over), 'yield' gives the core away "
                         "between polls, 'block' sleeps on the transports' descriptors after a "
                         "short spin (yield when a transport has none), 'auto' is busy unless the "
                         "node is oversubscribed (more local processes than cores), then block.");
