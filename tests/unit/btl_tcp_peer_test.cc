@@ -321,7 +321,8 @@ void peer_killed_mid_transfer(BtlHarness &h, bool unordered)
                 return true;
         return false;
     };
-    EXPECT_TRUE(line_with("error", "closing the connection to rank 1: ")) << all;
+    EXPECT_TRUE(line_with("btl/tcp error: ", "rank 1 on host localhost")) << all;
+    EXPECT_TRUE(line_with("btl/tcp error: ", "; closing the connection")) << all;
     EXPECT_TRUE(line_with("links to rank 1 on host localhost", ": failed: ")) << all;
 }
 

@@ -552,10 +552,11 @@ void TcpModule::incoming_hello(Handshake &hs)
     encode_hello(reply, out);
     // A fresh socket's send buffer always takes a handshake at once.
     ssize_t w = ::send(hs.fd.get(), out, kHelloBytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const int send_errno = errno;
     const std::string rank_link = "rank " + std::to_string(h.rank) + "'s link " + std::to_string(h.link);
     if (w != static_cast<ssize_t>(kHelloBytes)) {
         const std::string why = "the handshake reply to " + rank_link + " failed: " +
-                                (w < 0 ? std::strerror(errno) : "short send");
+                                (w < 0 ? std::strerror(send_errno) : "short send");
         if (reply.kind == HelloKind::accept)
             fail(*ep, WEFT_ERR_IO, why + " (" + where(*ep) + ")");
         return close_handshake(hs, why);
@@ -620,8 +621,8 @@ void TcpModule::on_handshake(Handshake &hs, uint32_t events)
         socklen_t len = sizeof err;
         getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
         if (err != 0 || (events & (EPOLLERR | EPOLLHUP))) {
-            const std::string why = std::string("connect failed: ") + std::strerror(err ? err : ECONNREFUSED);
-            close_handshake(hs, why);
+            const std::string why = std::strerror(err ? err : ECONNREFUSED);
+            close_handshake(hs, "connect failed: " + why);
             if (hs.ep->phase == EpPhase::connecting)
                 fail(*hs.ep, WEFT_ERR_UNREACHABLE, "connect to " + where(*hs.ep) + " failed: " + why);
             return;
@@ -801,8 +802,7 @@ void TcpModule::fail(TcpEndpoint &ep, int status, const std::string &why)
     ep.early.clear();
     abandon_placements(ep);
     ep.ended = "failed: " + why;
-    host_->log(&c_.component->base, WEFT_LOG_ERROR, "%s: closing the connection to rank %u: %s", c_.name,
-               ep.c.peer_rank, why.c_str());
+    host_->log(&c_.component->base, WEFT_LOG_ERROR, "%s: %s; closing the connection", c_.name, why.c_str());
     report(ep, WEFT_BTL_EP_FAILED, status, why);
 }
 
