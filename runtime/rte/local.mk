@@ -1,6 +1,7 @@
 # runtime/rte: the process runtime (weft_init, PMIx client, modex, progress
 # engine, endpoints and transport selection), part of libweft.
 libweft_la_SOURCES += \
+	runtime/rte/abort_note.hpp \
 	runtime/rte/api.cc \
 	runtime/rte/btl_layer.cc runtime/rte/btl_layer.hpp \
 	runtime/rte/endpoints.cc runtime/rte/endpoints.hpp \

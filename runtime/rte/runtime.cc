@@ -100,6 +100,7 @@ Status Runtime::setup()
     endpoints_->set_failed_callback(
         [](void *ctx, uint32_t rank, const std::string &why) {
             auto *rt = static_cast<Runtime *>(ctx);
+            rt->failed_peers_.push_back(rank);
             if (rt->failed_fn_)
                 rt->failed_fn_(rt->failed_ctx_, rank, why);
         },
