@@ -94,7 +94,10 @@ void Launcher::setup()
     pmix_up_ = true;
     nspace_ = "weftrun." + std::to_string(getpid());
     if (auto s = PmixServer::register_job(nspace_, opts_.np, host_); !s.ok()) fail_setup(s.message());
-    if (opts_.tag_output) output_ = std::make_unique<OutputForwarder>();
+    // Tagged output passes through weftrun; when it ends on a terminal, the
+    // ranks get a pseudo-terminal each, so their stdio line-buffers as it
+    // would on the terminal itself.
+    if (opts_.tag_output) output_ = std::make_unique<OutputForwarder>(isatty(STDOUT_FILENO) == 1);
     if (opts_.timeout_s > 0) deadline_ = Clock::now() + std::chrono::seconds(opts_.timeout_s);
 }
 
@@ -143,7 +146,12 @@ void Launcher::spawn_all()
 
 void Launcher::finish()
 {
-    if (output_) output_->flush_partial();
+    if (output_) {
+        // What ranks wrote before they died, even if a forgotten child of
+        // theirs still holds a pipe open.
+        output_->drain();
+        output_->flush_partial();
+    }
     if (!terminating_ && exit_code_ == 0) {
         // Clean end: every rank exited 0 after finalize (or never used PMIx).
         PmixServer::finalize();

@@ -220,6 +220,16 @@ case_tag_output() {
     [ "$untagged" = 0 ] || why="$why $untagged untagged stdout lines;"
 }
 
+case_tag_output_pty() {
+    # weftrun's stdout a terminal (script(1) gives it one): tagged ranks get
+    # a pseudo-terminal each, so their stdio line-buffers as on the terminal.
+    command -v script >/dev/null 2>&1 || { echo "# tag_output_pty: script(1) missing; not checked"; return; }
+    TMPDIR=$d timeout -k 5 $LIMIT script -qfec "'$WEFTRUN' -np 2 --tag-output sh -c '[ -t 1 ] && echo tty-yes || echo tty-no'" \
+        /dev/null >"$d/out" 2>"$d/err"
+    rc=$?
+    expect_rc 0; expect_count out '^\[1,[01]\]<stdout>:tty-yes' 2
+}
+
 case_report_bindings() {
     run -np 2 --report-bindings --bind-to core "$PROBE" print-binding
     expect_rc 0

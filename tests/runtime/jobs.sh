@@ -279,6 +279,43 @@ if [ -x "$weftrun" ] && [ -x "$faults" ]; then
     done
 fi
 
+# --- what ranks print before an abort or a kill reaches the user (item 7) ---
+if [ -x "$weftrun" ]; then
+    t="say-abort"
+    launch "$t" weftrun 2 -- say-abort 5 1
+    expect_rc "$t" 5
+    count_is "$t" "$out" "^probe: rank [01] says why" 2
+    has "$t" "$out" "partial"   # the aborting rank's unfinished line, flushed by weft_abort
+    clean_tmp "$t"
+    if [ -x "$faults" ]; then
+        t="mpi-say-abort"
+        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np 2 "$faults" say-abort >"$out" 2>"$err"
+        rc=$?
+        expect_rc "$t" 3
+        has "$t" "$out" "^mpi_faults: this program needs 3 ranks, not 2"
+        clean_tmp "$t"
+    fi
+    # Killed by --timeout: the lines printed before are there, tagged or
+    # written to the shared file directly; the unfinished "partial" may be lost.
+    for tag in --tag-output ""; do
+        t="timeout-output${tag:+-tagged}"
+        # shellcheck disable=SC2086
+        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" --timeout 5 -np 2 $tag "$probe" say-hang \
+            >"$out" 2>"$err"
+        rc=$?
+        expect_rc "$t" 124
+        count_is "$t" "$out" "^\(\[1,[01]\]<stdout>:\)\{0,1\}probe: rank [01] says hello" 2
+        clean_tmp "$t"
+    done
+    t="timeout-output-fully-buffered"
+    env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" --timeout 5 -np 2 --mca rte_base_line_buffered false \
+        "$probe" say-hang >"$out" 2>"$err"
+    rc=$?
+    expect_rc "$t" 124
+    count_is "$t" "$out" "says hello" 0   # the parameter turns line buffering off
+    clean_tmp "$t"
+fi
+
 shm_after=$(ls /dev/shm 2>/dev/null | sort)
 if [ "$shm_before" = "$shm_after" ]; then pass "nothing new in /dev/shm"; else
     fail "new in /dev/shm: $(echo "$shm_after" | grep -vxF "$shm_before" | tr '\n' ' ')"; fi
