@@ -284,7 +284,7 @@ if [ -x "$weftrun" ]; then
     t="say-abort"
     launch "$t" weftrun 2 -- say-abort 5 1
     expect_rc "$t" 5
-    count_is "$t" "$out" "^probe: rank [01] says why" 2
+    count_is "$t" "$out" "^probe: rank 1 says why" 1
     has "$t" "$out" "partial"   # the aborting rank's unfinished line, flushed by weft_abort
     clean_tmp "$t"
     if [ -x "$faults" ]; then
@@ -300,7 +300,7 @@ if [ -x "$weftrun" ]; then
     for tag in --tag-output ""; do
         t="timeout-output${tag:+-tagged}"
         # shellcheck disable=SC2086
-        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" --timeout 5 -np 2 $tag "$probe" say-hang \
+        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" --timeout 10 -np 2 $tag "$probe" say-hang \
             >"$out" 2>"$err"
         rc=$?
         expect_rc "$t" 124

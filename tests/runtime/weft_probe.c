@@ -11,9 +11,10 @@
  *                                 forever in the progress loop
  *   weft_probe connect PEER       tries to connect to PEER, prints the result
  *   weft_probe info               prints job info only (no peers)
- *   weft_probe say-abort STATUS RANK   every rank prints "probe: rank R says
- *                                 why" (RANK adds "partial" without a
- *                                 newline), then RANK calls weft_abort
+ *   weft_probe say-abort STATUS RANK   RANK prints "probe: rank R says why"
+ *                                 and "partial" without a newline, then
+ *                                 calls weft_abort; the others wait in a
+ *                                 barrier
  *   weft_probe say-hang           prints "probe: rank R says hello", then
  *                                 "partial" without a newline, then hangs
  *
@@ -118,8 +119,8 @@ int main(int argc, char **argv)
             pause();
         }
     } else if (!strcmp(mode, "say-abort")) {
-        printf("probe: rank %d says why\n", me);
         if (me == target(argc, argv, 3)) {
+            printf("probe: rank %d says why\n", me);
             printf("partial");
             weft_abort(atoi(argv[2]), "probe said why");
         }
