@@ -5,6 +5,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -124,9 +125,16 @@ void OutputForwarder::handle(const std::vector<pollfd> &fds)
 void OutputForwarder::read_stream(Stream &s)
 {
     char buf[65536];
+    // A bound per call: a rank (or a child it left behind) that never stops
+    // writing must not keep weftrun from its other streams, or from exiting.
+    size_t budget = 16 * sizeof buf;
     for (;;) {
         ssize_t r = read(s.fd, buf, sizeof buf);
-        if (r > 0) { emit(s, buf, static_cast<size_t>(r)); continue; }
+        if (r > 0) {
+            emit(s, buf, static_cast<size_t>(r));
+            if ((budget -= std::min(budget, static_cast<size_t>(r))) == 0) return;
+            continue;
+        }
         if (r < 0 && errno == EINTR) continue;
         if (r < 0 && errno == EAGAIN) return;
         // EOF or error (EIO on a pseudo-terminal): the rank (and anything
