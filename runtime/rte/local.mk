@@ -12,4 +12,5 @@ libweft_la_SOURCES += \
 	runtime/rte/progress.cc runtime/rte/progress.hpp \
 	runtime/rte/runtime.cc runtime/rte/runtime.hpp
 include_HEADERS = runtime/include/weft.h
-unit_test_sources += tests/unit/peer_select_test.cc tests/unit/progress_test.cc
+unit_test_sources += tests/unit/peer_select_test.cc tests/unit/progress_test.cc \
+	tests/unit/abort_note_test.cc
