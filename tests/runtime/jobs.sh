@@ -80,6 +80,13 @@ expect_fail_rc() {   # NAME EXPECTED: the job's status, allowing mpirun's own cr
     [ "$rc" -ne "$2" ] && mpirun_crashed "$1" && { pass "$1 exits $rc (mpirun crash)"; return; }
     expect_rc "$1" "$2"
 }
+# Open MPI's mpirun reports the first non-zero exit it happens to see,
+# which may be a survivor's 10 (its failed barrier); which rank it blames is
+# mpirun's business, not weft's. weftrun must name the cause.
+survivor_or() {   # NAME EXPECTED
+    if [ "$how" = mpirun ] && [ "$rc" -eq 10 ]; then pass "$1 exits 10 (mpirun named a survivor)"; return; fi
+    expect_fail_rc "$1" "$2"
+}
 clean_tmp() {   # NAME: nothing left behind in the jobs' TMPDIR
     left=$(ls -A "$jobtmp")
     if [ -z "$left" ]; then pass "$1: nothing left in TMPDIR"; else fail "$1: left in TMPDIR: $left"; rm -rf "${jobtmp:?}"/*; fi
@@ -173,8 +180,8 @@ for how in weftrun mpirun; do
     t="$how-exit-code"
     launch "$t" $how 4 -- exit 3 1
     # The survivors' barrier fails and they exit 10 at once (or they are
-    # killed first); the status is still rank 1's.
-    expect_fail_rc "$t" 3
+    # killed first); weftrun still reports rank 1's status.
+    survivor_or "$t" 3
     clean_tmp "$t"
 
     t="$how-abort"
@@ -186,7 +193,7 @@ for how in weftrun mpirun; do
     # A sanitizer build must let the signal through, as a plain build does.
     launch "$t" $how 2 "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0" \
         "TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS:}handle_segv=0" -- segv 1
-    expect_fail_rc "$t" 139
+    survivor_or "$t" 139
     clean_tmp "$t"
 done
 
