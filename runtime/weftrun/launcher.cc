@@ -68,7 +68,7 @@ void Launcher::setup()
                    std::to_string(slots) + ", as counted by hwloc); ranks would share cores and run slowly. "
                    "Add --oversubscribe to run anyway, or use -np " + std::to_string(slots) + " or less.", 1);
     bind_ = placement_->effective_bind(opts_.bind_to, opts_.np);
-    auto places = placement_->place(opts_.np, opts_.map_by, bind_);
+    auto places = placement_->place(opts_.np, opts_.map_by, opts_.bind_to);
     if (!places.ok()) fail_setup(places.status().message());
     places_ = std::move(places.value());
 
