@@ -36,7 +36,10 @@ struct InitOptions {
     std::vector<std::pair<std::string, std::string>> command_line; // --mca name value
     const char *const *envp = nullptr;   // nullptr: the process environment
     bool open_components = true;
-    bool warn_unknown = true;            // warn about unknown names after opening
+    // This process speaks for the job (rank 0, weft_info): it warns about
+    // unknown names after opening and about parameter files that could not
+    // be read, so a job says each once.
+    bool warn_unknown = true;
     log::Logger::Sink log_sink;          // where log lines go (default stderr); tests capture
     // Layers above the framework (the runtime) bring their own parameter
     // groups and parameters. They are registered with the core ones, before
