@@ -168,6 +168,7 @@ void Framework::apply_verbosity()
 Status Framework::setup(const InitOptions &opts)
 {
     build_tree_ = library_in_build_tree();
+    speaks_for_job_ = opts.warn_unknown;
     if (opts.log_sink) {
         logger_.set_sink(opts.log_sink);
         help_.set_sink([sink = opts.log_sink](const std::string &text) { sink(text); });

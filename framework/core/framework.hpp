@@ -78,6 +78,9 @@ public:
     // Selection of a framework's components from its parameters.
     Result<repository::Selection> select(const std::string &framework);
 
+    // InitOptions::warn_unknown: this process speaks for the job.
+    bool speaks_for_job() const { return speaks_for_job_; }
+
     // Logs for the framework core itself ("mca").
     void warn(const std::string &msg) { logger_.write("mca", "base", WEFT_LOG_WARN, msg); }
 
@@ -98,6 +101,7 @@ private:
     std::unique_ptr<topology::Topology> io_topology_;
     std::vector<std::string> component_path_;
     bool build_tree_ = false;
+    bool speaks_for_job_ = true;
     std::vector<std::string> extra_groups_;
 };
 

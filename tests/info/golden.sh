@@ -331,6 +331,15 @@ expect_grep param-files err "parameter file $home: Is a directory; nothing was r
 if [ "$(wc -l <"$root/out/param-files.err")" -eq 2 ]; then pass "param-files: two warnings"; else
     fail "param-files: $(wc -l <"$root/out/param-files.err") lines of stderr"; fi
 
+# btl_tcp_if_include naming an interface this host lacks: btl/tcp's query
+# says so, once, even where tcp is not selected (--explain queries as a job
+# does; the plain listing queries nothing).
+run if-include wi WEFT_MCA_btl=self WEFT_MCA_btl_tcp_if_include=lo,nosuchif0 "$WEFT_INFO" --explain
+expect_rc if-include 0
+expect_grep if-include err "btl_tcp_if_include=lo,nosuchif0: no interface on this host is named 'nosuchif0'"
+if [ "$(wc -l <"$root/out/if-include.err")" -eq 1 ]; then pass "if-include: one warning"; else
+    fail "if-include: $(wc -l <"$root/out/if-include.err") lines of stderr"; fi
+
 # --- failed components -----------------------------------------------------------
 run show-failed env WEFT_MCA_mca_base_component_path="$broken" \
     WEFT_MCA_topology_base_xml_file="$xml" "$WEFT_INFO" --show-failed --parsable

@@ -283,6 +283,34 @@ TEST_F(FrameworkTest, LongUnknownNameIsShownCut)
     EXPECT_EQ(out_.lines[0].find("did you mean"), std::string::npos);
 }
 
+TEST_F(FrameworkTest, TcpIncludeNamingNoInterfaceWarnsEvenWhenTcpIsNotSelected)
+{
+    auto fw = init({"WEFT_MCA_btl=self", "WEFT_MCA_btl_tcp_if_include=lo,nosuchif0,10.0.0.0/8"});
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    auto sel = fw.value()->select("btl");
+    ASSERT_TRUE(sel.ok()) << sel.status().message();
+    const std::string all = out_.all();
+    EXPECT_NE(all.find("no interface on this host is named 'nosuchif0'"), std::string::npos) << all;
+    EXPECT_EQ(all.find("named 'lo'"), std::string::npos) << all;
+    EXPECT_EQ(all.find("10.0.0.0/8'"), std::string::npos) << all;
+    EXPECT_EQ(out_.lines.size(), 1u) << all;
+}
+
+TEST_F(FrameworkTest, TcpIncludeWarningComesFromTheProcessSpeakingForTheJobOnly)
+{
+    env_storage_ = {"WEFT_MCA_btl=self", "WEFT_MCA_btl_tcp_if_include=nosuchif0",
+                    "WEFT_MCA_mca_base_param_files="};
+    envp_ = {env_storage_[0].c_str(), env_storage_[1].c_str(), env_storage_[2].c_str(), nullptr};
+    InitOptions o;
+    o.envp = envp_.data();
+    o.warn_unknown = false;
+    o.log_sink = [this](std::string_view l) { out_.lines.emplace_back(l); };
+    auto fw = Framework::init(o);
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    ASSERT_TRUE(fw.value()->select("btl").ok());
+    EXPECT_TRUE(out_.lines.empty()) << out_.all();
+}
+
 TEST_F(FrameworkTest, UnknownComponentParameterIsReported)
 {
     auto fw = init({"WEFT_MCA_btl_nonexistentcomp_foo=1"});
