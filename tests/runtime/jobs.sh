@@ -230,6 +230,20 @@ if [ -x "$weftrun" ] && [ -x "$stress" ]; then
     expect_rc "$t" 0
     count_is "$t" "$out" "stress: rank [0-3] ok" 4
     clean_tmp "$t"
+    # An interface list naming an interface this host lacks, in a job that
+    # does not use tcp: btl/tcp says so once per job (rank 0), not per rank.
+    t="if-include-without-tcp"
+    if "$builddir/weft_info" --parsable | grep -q "^mca:btl:scif:status:loaded"; then
+        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np 3 --oversubscribe --mca btl self,scif \
+            --mca btl_tcp_if_include nosuchif0 "$stress" 1000 any >"$out" 2>"$err"
+        rc=$?
+        expect_rc "$t" 0
+        count_is "$t" "$out" "stress: rank [0-2] ok" 3
+        count_is "$t" "$err" "btl_tcp_if_include=nosuchif0: no interface on this host is named 'nosuchif0'" 1
+        clean_tmp "$t"
+    else
+        skip "$t" "btl/scif is not built"
+    fi
 fi
 
 shm_after=$(shm_snapshot)
