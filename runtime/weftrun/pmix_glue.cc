@@ -1,5 +1,9 @@
 #include "weftrun/pmix_glue.hpp"
 
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -182,6 +186,46 @@ private:
     std::vector<pmix_info_t> v_;
 };
 
+// How long PMIx's connection handler may wait for a connecting process's
+// first bytes. A PMIx client sends its header right after connect(), so
+// only a process that is not a PMIx client waits this long.
+constexpr int kHandshakeReadLimitS = 2;
+
+// libpmix 4.2.2 reads a new connection's header with blocking recv() on its
+// one progress thread and no time limit (ptl_base_connection_hdlr.c), and it
+// listens on 127.0.0.1, which every local user can reach: one process that
+// connects and stays silent stops all PMIx service of the job (ranks hang in
+// PMIx_Init, fences, finalize) until it goes away. PMIx has no server-side
+// handshake timeout or connection cap to set (handshake_wait_time is the
+// client's). Linux copies SO_RCVTIMEO from a listening socket to the
+// sockets accept() makes, so setting it on PMIx's listener bounds each
+// silent connection to kHandshakeReadLimitS; the library then closes it.
+// The listener is the only listening socket weftrun has (it opens none).
+// Returns how many listeners were found.
+int bound_pmix_handshake_reads()
+{
+    int found = 0;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return 0;
+    const timeval limit{kHandshakeReadLimitS, 0};
+    for (dirent *e; (e = readdir(dir)) != nullptr;) {
+        char *end = nullptr;
+        long fd = std::strtol(e->d_name, &end, 10);
+        if (end == e->d_name || *end != '\0' || fd == dirfd(dir)) continue;
+        int listening = 0, domain = 0;
+        socklen_t len = sizeof listening;
+        if (getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening)
+            continue;
+        len = sizeof domain;
+        if (getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 ||
+            (domain != AF_INET && domain != AF_INET6))
+            continue;
+        if (setsockopt(static_cast<int>(fd), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit) == 0) ++found;
+    }
+    closedir(dir);
+    return found;
+}
+
 } // namespace
 
 weft::Status PmixServer::init(const std::string &session_dir, EventQueue &queue, bool debug_on)
@@ -209,6 +253,8 @@ weft::Status PmixServer::init(const std::string &session_dir, EventQueue &queue,
     if (st != PMIX_SUCCESS)
         return weft::Status(WEFT_ERROR, std::string("PMIx_server_init failed: ") + PMIx_Error_string(st) +
                             "; PMIx needs the loopback interface (127.0.0.1) up and a writable " + session_dir);
+    int listeners = bound_pmix_handshake_reads();
+    debug("PMIx listeners given a %d s handshake read limit: %d", kHandshakeReadLimitS, listeners);
     return {};
 }
 

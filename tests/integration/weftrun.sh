@@ -291,6 +291,41 @@ case_mca_value_is_program() {
     expect_rc 0; ranks_ok 1
 }
 
+# A local process that connects to weftrun's PMIx port and says nothing
+# (any user can: PMIx listens on 127.0.0.1) once stopped all PMIx service of
+# the job while it stayed: libpmix reads a new connection's header with a
+# blocking recv on its only progress thread. The job must finish while the
+# stranger still holds its connections.
+case_silent_pmix_stranger() {
+    probe_abs=$(cd "$(dirname "$PROBE")" && pwd)/$(basename "$PROBE")
+    # The ranks report the server's URI, then wait for "go" before PMIx_Init.
+    cat >"$d/rank.sh" <<EOF
+#!/bin/sh
+echo "\$PMIX_SERVER_URI41" >"$d/uri.\$PMIX_RANK"
+i=0; while [ ! -e "$d/go" ] && [ \$i -lt 600 ]; do i=\$((i + 1)); sleep 0.05; done
+exec "$probe_abs" ok
+EOF
+    chmod +x "$d/rank.sh"
+    start -np 2 "$d/rank.sh"
+    i=0; while [ ! -s "$d/uri.0" ] && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.05; done
+    port=$(sed -n 's/.*:\([0-9][0-9]*\)$/\1/p' "$d/uri.0" 2>/dev/null)
+    if [ -z "$port" ]; then
+        why="$why no PMIx URI from rank 0;"
+    else
+        "$PROBE" stranger "$port" "$d/release" 3 >"$d/stranger" 2>&1 &
+        spid=$!
+        wait_for "$d/stranger" "stranger connected 3" 1 || why="$why the stranger did not connect;"
+        : >"$d/go"
+        { wait $bgpid; } 2>/dev/null; rc=$?
+        # Still there: the job did not wait for the stranger to leave.
+        kill -0 "$spid" 2>/dev/null || why="$why the job ended only after the stranger left;"
+        : >"$d/release"
+        wait "$spid"
+        expect_rc 0; ranks_ok 2
+    fi
+    rm -f "$d/rank.sh" "$d/uri.0" "$d/uri.1" "$d/go" "$d/release" "$d/stranger"
+}
+
 # The /dev/shm check looks only at names weft could create, so files of
 # other jobs (Open MPI, UCX) appearing meanwhile do not fail a case, while a
 # weft file left behind still would.
