@@ -10,11 +10,12 @@
  *   hang                  every rank blocks in pause() after PMIx_Init
  *   env VAR               print VAR as every rank sees it
  *   print-binding         print the CPUs each rank may run on
- *   stranger PORT FILE [N]   not a rank: opens N (default 3) connections to
- *                         127.0.0.1:PORT, sends nothing, prints "stranger
- *                         connected N" and holds them until FILE exists (at
- *                         most 30 s); a stand-in for any local process
- *                         poking the PMIx server's port
+ *   stranger PORT FILE [N [BYTES]]   not a rank: opens N (default 3)
+ *                         connections to 127.0.0.1:PORT, sends BYTES
+ *                         (default 0, at most 8) zero bytes on each, prints
+ *                         "stranger connected N" and holds them until FILE
+ *                         exists (at most 30 s); a stand-in for any local
+ *                         process poking the PMIx server's port
  *
  * Every rank prints "ready rank R pid P" once initialized, so tests can wait
  * for it instead of sleeping. In the fault modes the other ranks run the
@@ -113,10 +114,13 @@ static void exchange(int finalize)
 static int stranger(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: pmix_probe stranger PORT FILE [N]\n");
+        fprintf(stderr, "usage: pmix_probe stranger PORT FILE [N [BYTES]]\n");
         return 2;
     }
     int n = arg_int(argc, argv, 4, 3);
+    int bytes = arg_int(argc, argv, 5, 0);
+    const char some[8] = {0};
+    if (bytes < 0 || bytes > (int)sizeof some) bytes = (int)sizeof some;
     struct sockaddr_in to;
     memset(&to, 0, sizeof to);
     to.sin_family = AF_INET;
@@ -126,6 +130,10 @@ static int stranger(int argc, char **argv)
         int fd = socket(AF_INET, SOCK_STREAM, 0);
         if (fd < 0 || connect(fd, (struct sockaddr *)&to, sizeof to) != 0) {
             perror("pmix_probe stranger: connect");
+            return 1;
+        }
+        if (bytes > 0 && send(fd, some, (size_t)bytes, 0) != bytes) {
+            perror("pmix_probe stranger: send");
             return 1;
         }
     }

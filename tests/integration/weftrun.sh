@@ -291,11 +291,11 @@ case_mca_value_is_program() {
     expect_rc 0; ranks_ok 1
 }
 
-# A local process that connects to weftrun's PMIx port and says nothing
-# (any user can: PMIx listens on 127.0.0.1) once stopped all PMIx service of
-# the job while it stayed: libpmix reads a new connection's header with a
-# blocking recv on its only progress thread. The job must finish while the
-# stranger still holds its connections.
+# A local process that connects to weftrun's PMIx port and says nothing, or
+# only the first byte of a header (any user can: PMIx listens on 127.0.0.1),
+# once stopped all PMIx service of the job while it stayed: libpmix reads a
+# new connection's header with a blocking recv on its only progress thread.
+# The job must finish while the strangers still hold their connections.
 case_silent_pmix_stranger() {
     probe_abs=$(cd "$(dirname "$PROBE")" && pwd)/$(basename "$PROBE")
     # The ranks report the server's URI, then wait for "go" before PMIx_Init.
@@ -312,15 +312,19 @@ EOF
     if [ -z "$port" ]; then
         why="$why no PMIx URI from rank 0;"
     else
-        "$PROBE" stranger "$port" "$d/release" 3 >"$d/stranger" 2>&1 &
-        spid=$!
-        wait_for "$d/stranger" "stranger connected 3" 1 || why="$why the stranger did not connect;"
+        "$PROBE" stranger "$port" "$d/release" 40 0 >"$d/stranger" 2>&1 &
+        silent=$!
+        "$PROBE" stranger "$port" "$d/release" 3 1 >>"$d/stranger" 2>&1 &
+        partial=$!
+        wait_for "$d/stranger" "stranger connected" 2 || why="$why the strangers did not connect;"
         : >"$d/go"
         { wait $bgpid; } 2>/dev/null; rc=$?
-        # Still there: the job did not wait for the stranger to leave.
-        kill -0 "$spid" 2>/dev/null || why="$why the job ended only after the stranger left;"
+        # Still there: the job did not wait for the strangers to leave.
+        for s in $silent $partial; do
+            kill -0 "$s" 2>/dev/null || why="$why the job ended only after a stranger left;"
+        done
         : >"$d/release"
-        wait "$spid"
+        wait "$silent" "$partial"
         expect_rc 0; ranks_ok 2
     fi
     rm -f "$d/rank.sh" "$d/uri.0" "$d/uri.1" "$d/go" "$d/release" "$d/stranger"
