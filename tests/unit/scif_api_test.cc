@@ -651,3 +651,38 @@ TEST(ScifApi, SilentConnectorDoesNotHoldUpAccept)
     scif_close(a);
     scif_close(c);
 }
+
+// A connection whose request comes after accept took it off the queue
+// (half-open) makes the listener readable again, and the next accept
+// completes it.
+TEST(ScifApi, LateConnectRequestMakesTheListenerReadable)
+{
+    using namespace weft::test::scif_raw;
+    Listener l;
+    Conn late;
+    late.fd = dial(static_cast<unsigned>(l.port));
+    ASSERT_GE(late.fd, 0);
+    scif_port_id peer{};
+    scif_epd_t a = -1;
+    EXPECT_EQ(scif_accept(l.epd, &peer, &a, 0), -1);
+    EXPECT_EQ(errno, EAGAIN);
+    scif_pollepd p{l.epd, POLLIN, 0};
+    EXPECT_EQ(scif_poll(&p, 1, 0), 0) << "nothing to accept yet";
+    // The request on the same socket, as send_request would have sent it.
+    Conn req;
+    ASSERT_EQ(send_request(req, static_cast<unsigned>(l.port), 1024, Seal::all), 0);
+    ASSERT_EQ(scif_accept(l.epd, &peer, &a, 0), 0) << "the on-time connector";
+    scif_close(a);
+    late.cells = req.cells;
+    ASSERT_EQ(send_ctrl(late.fd, [] {
+        CtrlMsg m{};
+        m.type = CtrlType::connect_req;
+        m.u.req.src_port = 4242;
+        m.u.req.ring_cells = 1024;
+        return m;
+    }(), req.memfd), 0);
+    EXPECT_EQ(wait_for(l.epd, POLLIN) & POLLIN, POLLIN) << "the late request did not wake the listener";
+    ASSERT_EQ(scif_accept(l.epd, &peer, &a, 0), 0);
+    EXPECT_EQ(ack_answer(late.fd), 1);
+    scif_close(a);
+}
