@@ -136,8 +136,7 @@ void ScifModule::apply_accept_policy()
     sc::AcceptPolicy &p = lis->accept_policy;
     const size_t max_ring = config_.max_ring_size ? config_.max_ring_size : config_.ring_size;
     p.max_ring_cells = static_cast<uint32_t>(std::max<size_t>(max_ring / sc::kCell, 1));
-    p.handshake_timeout = std::chrono::milliseconds(
-        static_cast<long long>(config_.handshake_timeout * 1000));
+    p.handshake_timeout = handshake_timeout();
     p.max_pending = config_.max_pending;
     p.commit_on_accept = false;   // committed once the hello is accepted
     p.on_refuse = [this](pid_t pid, const char *why) { refuse(pid, why); };
@@ -929,8 +928,7 @@ void ScifModule::accept_new(int *events)
         ep->c.state = WEFT_BTL_EP_CONNECTING;
         ep->epd = epd;
         ep->phase = EpPhase::awaiting_hello;
-        ep->hello_deadline = std::chrono::steady_clock::now() +
-                             std::chrono::milliseconds(static_cast<long long>(config_.handshake_timeout * 1000));
+        ep->hello_deadline = std::chrono::steady_clock::now() + handshake_timeout();
         add_endpoint(std::move(ep));
         ++*events;
     }

@@ -196,6 +196,10 @@ private:
     void refuse_endpoint(ScifEndpoint &ep, const std::string &why);
     std::string check_hello(const ScifEndpoint &ep, const std::byte *p, size_t len) const;
     void apply_accept_policy();
+    std::chrono::milliseconds handshake_timeout() const
+    {
+        return std::chrono::milliseconds(static_cast<long long>(config_.handshake_timeout * 1000));
+    }
 
     const weft_host_t *host_;
     weft_btl_module_t c_{};
