@@ -72,7 +72,7 @@ void Launcher::setup()
     // any fork: a job that cannot fit is refused with the limit named.
     if (auto s = check_room_for_ranks(opts_.np, opts_.tag_output); !s.ok()) fail_setup(s.message());
     bind_ = placement_->effective_bind(opts_.bind_to, opts_.np);
-    auto places = placement_->place(opts_.np, opts_.map_by, bind_);
+    auto places = placement_->place(opts_.np, opts_.map_by, opts_.bind_to);
     if (!places.ok()) fail_setup(places.status().message());
     places_ = std::move(places.value());
 
