@@ -322,7 +322,10 @@ EOF
     if [ -z "$port" ]; then
         why="$why no PMIx URI from rank 0;"
     else
-        "$PROBE" stranger "$port" "$d/release" 40 0 >"$d/stranger" 2>&1 &
+        # Both append: one opened without O_APPEND would write its line at
+        # offset 0, over the other's if that came first.
+        : >"$d/stranger"
+        "$PROBE" stranger "$port" "$d/release" 40 0 >>"$d/stranger" 2>&1 &
         silent=$!
         "$PROBE" stranger "$port" "$d/release" 3 1 >>"$d/stranger" 2>&1 &
         partial=$!
