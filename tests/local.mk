@@ -62,10 +62,11 @@ tests/fuzz/engine_wire_fuzz: $(srcdir)/tests/fuzz/engine_wire_fuzz.cc $(srcdir)/
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/runtime $(srcdir)/tests/fuzz/engine_wire_fuzz.cc \
 	  $(srcdir)/runtime/engine/wire.cc -o $@
-tests/fuzz/scif_ctrl_fuzz: $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc $(srcdir)/components/btl/scif/scif_ctrl.cc
+tests/fuzz/scif_ctrl_fuzz: $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc $(srcdir)/components/btl/scif/scif_ctrl.cc \
+	  $(srcdir)/components/btl/scif/btl_scif_card.cc
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/scif $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc \
-	  $(srcdir)/components/btl/scif/scif_ctrl.cc -o $@
+	  $(srcdir)/components/btl/scif/scif_ctrl.cc $(srcdir)/components/btl/scif/btl_scif_card.cc -o $@
 tests/fuzz/udcm_wire_fuzz: $(srcdir)/tests/fuzz/udcm_wire_fuzz.cc $(srcdir)/components/btl/openib/cpc/udcm_wire.cc
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/openib/cpc $(srcdir)/tests/fuzz/udcm_wire_fuzz.cc \
@@ -73,7 +74,7 @@ tests/fuzz/udcm_wire_fuzz: $(srcdir)/tests/fuzz/udcm_wire_fuzz.cc $(srcdir)/comp
 fuzz-run: fuzz
 	tests/fuzz/tcp_frame_fuzz -max_total_time=20 -max_len=256
 	tests/fuzz/engine_wire_fuzz -max_total_time=20 -max_len=256
-	tests/fuzz/scif_ctrl_fuzz -max_total_time=20 -max_len=128
+	tests/fuzz/scif_ctrl_fuzz -max_total_time=20 -max_len=320
 	tests/fuzz/udcm_wire_fuzz -max_total_time=20 -max_len=160
 CLEANFILES += tests/fuzz/tcp_frame_fuzz tests/fuzz/engine_wire_fuzz tests/fuzz/scif_ctrl_fuzz \
 	tests/fuzz/udcm_wire_fuzz

@@ -168,6 +168,7 @@ void Framework::apply_verbosity()
 Status Framework::setup(const InitOptions &opts)
 {
     build_tree_ = library_in_build_tree();
+    speaks_for_job_ = opts.warn_unknown;
     if (opts.log_sink) {
         logger_.set_sink(opts.log_sink);
         help_.set_sink([sink = opts.log_sink](const std::string &text) { sink(text); });
@@ -185,10 +186,27 @@ Status Framework::setup(const InitOptions &opts)
         if (Status st = params_.set(name, value, o); !st.ok())
             errors.push_back(st);
     }
-    params_.load_file(system_param_file(), params::Source::SystemFile);
+    std::vector<std::string> unread_files;
+    auto load = [&](const std::string &path, params::Source source) {
+        Status st = params_.load_file(path, source);
+        // The default files are optional: their absence is the usual case.
+        const bool optional = path == system_param_file() || path == user_param_file();
+        if (st.code() != WEFT_ERR_BAD_PARAM && (st.code() != WEFT_ERR_NOT_FOUND || optional))
+            return;
+        std::string why = st.message() + "; nothing was read from it";
+        if (source == params::Source::UserFile)
+            why += " (it is named in mca_base_param_files)";
+        if (std::find(unread_files.begin(), unread_files.end(), why) == unread_files.end())
+            unread_files.push_back(why);
+    };
+    load(system_param_file(), params::Source::SystemFile);
     for (const auto &f : split(params_.find("mca_base_param_files")->text(), ':'))
-        params_.load_file(expand_home(f), params::Source::UserFile);
+        load(expand_home(f), params::Source::UserFile);
     apply_verbosity();
+    // Said by the process that speaks for the job, like unknown names.
+    if (opts.warn_unknown)
+        for (const auto &why : unread_files)
+            warn(why);
 
     help_.set_search_path(default_help_path(build_tree_));
     help_.set_aggregate(params_.find("mca_base_help_aggregate")->as_bool());
@@ -257,7 +275,8 @@ void Framework::warn_unknown_names()
 {
     for (const auto &u : params_.unknown_names()) {
         std::string set_as =
-            u.origin.source == params::Source::Environment ? "WEFT_MCA_" + u.name : u.name;
+            (u.origin.source == params::Source::Environment ? "WEFT_MCA_" : "") +
+            params::shown_name(u.name);
         std::string msg = "unknown parameter " + set_as + " (" + u.origin.describe() + ")";
         // A parameter of a component that did not load is unknown for a
         // reason worth saying.

@@ -36,7 +36,10 @@ struct InitOptions {
     std::vector<std::pair<std::string, std::string>> command_line; // --mca name value
     const char *const *envp = nullptr;   // nullptr: the process environment
     bool open_components = true;
-    bool warn_unknown = true;            // warn about unknown names after opening
+    // This process speaks for the job (rank 0, weft_info): it warns about
+    // unknown names after opening and about parameter files that could not
+    // be read, so a job says each once.
+    bool warn_unknown = true;
     log::Logger::Sink log_sink;          // where log lines go (default stderr); tests capture
     // Layers above the framework (the runtime) bring their own parameter
     // groups and parameters. They are registered with the core ones, before
@@ -75,6 +78,9 @@ public:
     // Selection of a framework's components from its parameters.
     Result<repository::Selection> select(const std::string &framework);
 
+    // InitOptions::warn_unknown: this process speaks for the job.
+    bool speaks_for_job() const { return speaks_for_job_; }
+
     // Logs for the framework core itself ("mca").
     void warn(const std::string &msg) { logger_.write("mca", "base", WEFT_LOG_WARN, msg); }
 
@@ -95,6 +101,7 @@ private:
     std::unique_ptr<topology::Topology> io_topology_;
     std::vector<std::string> component_path_;
     bool build_tree_ = false;
+    bool speaks_for_job_ = true;
     std::vector<std::string> extra_groups_;
 };
 

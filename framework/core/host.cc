@@ -191,6 +191,12 @@ int host_device_distance(const char *os_device_name)
     return static_cast<int>(dev->distance);
 }
 
+int host_speaks_for_job()
+{
+    Framework *fw = Framework::current();
+    return fw && fw->speaks_for_job() ? 1 : 0;
+}
+
 const weft_host_t kHost = {
     .size = sizeof(weft_host_t),
     .param_register = host_param_register,
@@ -206,6 +212,7 @@ const weft_host_t kHost = {
     .list_contains = host_list_contains,
     .param_is_set = host_param_is_set,
     .device_distance = host_device_distance,
+    .speaks_for_job = host_speaks_for_job,
 };
 
 } // namespace

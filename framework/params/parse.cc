@@ -156,25 +156,52 @@ Result<double> parse_double(std::string_view text)
     return v;
 }
 
-size_t edit_distance(std::string_view a, std::string_view b)
+size_t edit_distance(std::string_view a, std::string_view b, size_t limit)
 {
     // Optimal string alignment distance: a swapped pair of neighbours counts
-    // as one edit, the commonest typo in parameter names.
+    // as one edit, the commonest typo in parameter names. Only the band of
+    // cells within `limit` of the diagonal can stay within `limit`, and three
+    // rows are all the recurrence reads, so a long name typed by mistake (or
+    // by a hostile file) costs O(length * limit) time and O(length) memory,
+    // and a length difference beyond the limit costs nothing.
     const size_t n = a.size(), m = b.size();
-    std::vector<std::vector<size_t>> d(n + 1, std::vector<size_t>(m + 1));
-    for (size_t i = 0; i <= n; ++i)
-        d[i][0] = i;
-    for (size_t j = 0; j <= m; ++j)
-        d[0][j] = j;
+    limit = std::min(limit, std::max(n, m));   // no distance exceeds the longer length
+    const size_t over = limit + 1;             // "beyond the limit", saturated
+    if ((n > m ? n - m : m - n) > limit)
+        return over;
+    std::vector<size_t> before(m + 1, over), prev(m + 1, over), cur(m + 1, over);
+    for (size_t j = 0; j <= std::min(m, limit); ++j)
+        prev[j] = j;
     for (size_t i = 1; i <= n; ++i) {
-        for (size_t j = 1; j <= m; ++j) {
+        const size_t lo = i > limit ? i - limit : 1;
+        const size_t hi = std::min(m, i + limit);
+        // cur still holds a row three rows old; the band writes over the
+        // part of it this row and the next two read, except the cell just
+        // left of the band.
+        cur[lo - 1] = lo == 1 && i <= limit ? i : over;
+        size_t row_min = cur[lo - 1];
+        for (size_t j = lo; j <= hi; ++j) {
             size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            size_t d = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
             if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+                d = std::min(d, before[j - 2] + 1);
+            cur[j] = std::min(d, over);
+            row_min = std::min(row_min, cur[j]);
         }
+        if (row_min > limit)
+            return over;   // every path through this row is already too far
+        std::swap(before, prev);
+        std::swap(prev, cur);
     }
-    return d[n][m];
+    return std::min(prev[m], over);
+}
+
+std::string shown_name(std::string_view name)
+{
+    if (name.size() <= kMaxSuggestLength)
+        return std::string(name);
+    return std::string(name.substr(0, kMaxSuggestLength)) + "... (" + std::to_string(name.size()) +
+           " characters)";
 }
 
 } // namespace weft::params

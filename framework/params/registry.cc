@@ -7,6 +7,10 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <istream>
+
+#include <sys/stat.h>
+
 #include "core/strings.hpp"
 
 namespace weft::params {
@@ -24,6 +28,33 @@ bool valid_param_name(std::string_view s)
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
             return false;
     return true;
+}
+
+// No parameter line is longer than this; a longer one is skipped without
+// being held, so a hostile file cannot make every process allocate it.
+constexpr size_t kMaxLineBytes = 64 * 1024;
+
+enum class LineRead { Line, TooLong, End };
+
+// Reads the next line (without its newline) into line, keeping at most max
+// bytes of it; the rest of a longer line is read and dropped.
+LineRead read_line(std::istream &in, std::string &line, size_t max)
+{
+    line.clear();
+    std::streambuf *sb = in.rdbuf();
+    bool any = false, too_long = false;
+    for (int c = sb->sbumpc(); c != std::char_traits<char>::eof(); c = sb->sbumpc()) {
+        any = true;
+        if (c == '\n')
+            break;
+        if (line.size() < max)
+            line.push_back(static_cast<char>(c));
+        else
+            too_long = true;
+    }
+    if (!any)
+        return LineRead::End;
+    return too_long ? LineRead::TooLong : LineRead::Line;
 }
 
 // Named values of an INT parameter: "none=0" -> {"none", 0}.
@@ -261,39 +292,50 @@ void Registry::note_deprecated(const Param &p, const Origin &origin)
 
 Status Registry::load_file(const std::string &path, Source source)
 {
+    // A directory opens as a stream that reads nothing: say so instead.
+    struct stat sb {};
+    if (::stat(path.c_str(), &sb) == 0 && S_ISDIR(sb.st_mode))
+        return Status(WEFT_ERR_BAD_PARAM, "parameter file " + path + ": " + std::strerror(EISDIR));
     std::ifstream in(path);
     if (!in) {
-        if (errno == ENOENT)
-            return Status::success();
-        Status st(WEFT_ERR_IO, "cannot read parameter file " + path + ": " + std::strerror(errno));
+        const int err = errno;
+        if (err == ENOENT)
+            return Status(WEFT_ERR_NOT_FOUND, "parameter file " + path + ": " + std::strerror(err));
+        Status st(WEFT_ERR_IO, "cannot read parameter file " + path + ": " + std::strerror(err));
         errors_.push_back(st);
         return st;
     }
     Status first;
     std::string line;
     int lineno = 0;
-    while (std::getline(in, line)) {
+    for (LineRead got; (got = read_line(in, line, kMaxLineBytes)) != LineRead::End;) {
         ++lineno;
-        std::string t(trim(line));
-        if (t.empty() || t[0] == '#')
-            continue;
-        auto syntax = [&](const std::string &why) {
+        auto syntax = [&](const std::string &why, std::string_view found) {
             Status st(WEFT_ERR_BAD_VALUE, path + ":" + std::to_string(lineno) + ": " + why +
-                                              "; found '" + t.substr(0, 80) +
+                                              "; found '" + std::string(found.substr(0, 80)) +
                                               "'. Lines are 'name = value' or '# comment'");
             errors_.push_back(st);
             if (first.ok())
                 first = st;
         };
+        if (got == LineRead::TooLong) {
+            syntax("the line is longer than " + std::to_string(kMaxLineBytes) +
+                       " bytes and was skipped",
+                   trim(line));
+            continue;
+        }
+        std::string t(trim(line));
+        if (t.empty() || t[0] == '#')
+            continue;
         auto eq = t.find('=');
         if (eq == std::string::npos) {
-            syntax("expected 'name = value'");
+            syntax("expected 'name = value'", t);
             continue;
         }
         std::string name(trim(std::string_view(t).substr(0, eq)));
         std::string value(trim(std::string_view(t).substr(eq + 1)));
         if (!valid_param_name(name)) {
-            syntax("'" + name + "' is not a parameter name (letters, digits and '_' only)");
+            syntax("'" + shown_name(name) + "' is not a parameter name (letters, digits and '_' only)", t);
             continue;
         }
         if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
@@ -346,17 +388,20 @@ std::vector<const Param *> Registry::all() const
 
 std::string Registry::suggest(std::string_view name) const
 {
+    // Close enough to be a typo: at most 3 edits and less than half the name.
+    constexpr size_t kMaxEdits = 3;
+    if (name.size() > kMaxSuggestLength)
+        return {};
     std::string best;
-    size_t best_d = SIZE_MAX;
+    size_t best_d = kMaxEdits + 1;
     for (const auto &[candidate, param] : by_name_) {
-        size_t d = edit_distance(name, candidate);
+        size_t d = edit_distance(name, candidate, kMaxEdits);
         if (d < best_d) {
             best_d = d;
             best = param->full_name_;   // suggest the real name, not a deprecated synonym
         }
     }
-    // Close enough to be a typo: at most 3 edits and less than half the name.
-    if (best_d <= 3 && best_d * 2 < name.size())
+    if (best_d <= kMaxEdits && best_d * 2 < name.size())
         return best;
     return {};
 }

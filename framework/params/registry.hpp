@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -70,8 +71,17 @@ Result<int64_t> parse_int(std::string_view text);
 Result<uint64_t> parse_size(std::string_view text);      // 64k, 1M, 2G, 1T (powers of 1024)
 Result<double> parse_double(std::string_view text);
 
-// Edit distance (optimal string alignment: insert, delete, substitute, swap).
-size_t edit_distance(std::string_view a, std::string_view b);
+// Edit distance (optimal string alignment: insert, delete, substitute, swap),
+// or limit + 1 when it is more than limit. Time O(length * limit), memory
+// O(length): callers looking for typos pass a small limit.
+size_t edit_distance(std::string_view a, std::string_view b, size_t limit = SIZE_MAX);
+
+// Names longer than this get no did-you-mean (no parameter name is that
+// long), and messages show at most this much of a name.
+inline constexpr size_t kMaxSuggestLength = 256;
+// name as messages show it: cut to kMaxSuggestLength characters, saying how
+// long it really was, so a hostile file cannot flood the log.
+std::string shown_name(std::string_view name);
 
 class Param {
 public:
@@ -126,9 +136,13 @@ public:
     // (error: nothing changes); an unknown name waits as pending.
     Status set(std::string_view name, std::string_view value, const Origin &origin);
 
-    // Reads a "name = value" file ('#' comments, blank lines). A missing file
-    // is not an error. A syntax error reports path:line and the rest of the
-    // file is still read; every error is also kept in errors().
+    // Reads a "name = value" file ('#' comments, blank lines). A path that
+    // does not exist (WEFT_ERR_NOT_FOUND) or is a directory
+    // (WEFT_ERR_BAD_PARAM) reads nothing and is not kept in errors(): the
+    // caller knows whether the file was asked for. A syntax error (a line
+    // over 64 KiB is one) reports path:line and the rest of the file is still
+    // read; every such error, and a file that cannot be read, is also kept
+    // in errors().
     Status load_file(const std::string &path, Source source);
     // Reads every WEFT_MCA_<name>=value entry of envp.
     void load_environment(const char *const *envp);

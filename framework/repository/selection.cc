@@ -32,7 +32,7 @@ std::string nearest(std::string_view typed, const std::vector<std::string> &know
     std::string best;
     size_t best_d = kMaxSuggestDistance + 1;
     for (const auto &k : known) {   // known is sorted: ties go to the first name
-        size_t d = params::edit_distance(typed, k);
+        size_t d = params::edit_distance(typed, k, kMaxSuggestDistance);
         if (d < best_d && d < std::max(typed.size(), k.size())) {
             best = k;
             best_d = d;
@@ -45,7 +45,7 @@ std::string nearest(std::string_view typed, const std::vector<std::string> &know
 std::string unknown_component(std::string_view framework, std::string_view typed,
                               const std::vector<std::string> &known)
 {
-    std::string msg = "no " + std::string(framework) + " component named '" + std::string(typed) + "'";
+    std::string msg = "no " + std::string(framework) + " component named '" + params::shown_name(typed) + "'";
     if (std::string s = nearest(typed, known); !s.empty())
         msg += " (did you mean '" + s + "'?)";
     msg += "; available: " + (known.empty() ? std::string("none") : join(known, ", "));

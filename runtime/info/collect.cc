@@ -72,16 +72,17 @@ std::string group_component(const params::Param &p)
 // Nearest of `names` to `name`, for a did-you-mean.
 std::string nearest(const std::string &name, const std::vector<std::string> &names)
 {
+    constexpr size_t kMaxEdits = 2;
     std::string best;
-    size_t best_d = SIZE_MAX;
+    size_t best_d = kMaxEdits + 1;
     for (const auto &n : names) {
-        size_t d = params::edit_distance(name, n);
+        size_t d = params::edit_distance(name, n, kMaxEdits);
         if (d < best_d) {
             best_d = d;
             best = n;
         }
     }
-    return best_d <= 2 && best_d * 2 < name.size() ? best : std::string();
+    return best_d <= kMaxEdits && best_d * 2 < name.size() ? best : std::string();
 }
 
 } // namespace

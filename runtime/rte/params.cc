@@ -47,6 +47,11 @@ std::vector<params::Definition> param_definitions()
     out.push_back(def("connect_timeout", params::Type::Double, "30", WEFT_LEVEL_TUNER_DETAIL,
                       "Seconds a connection to one peer may take before it fails with an error "
                       "naming the peer and the transport."));
+    out.push_back(def("line_buffered", params::Type::Bool, "true", WEFT_LEVEL_TUNER_BASIC,
+                      "Under a launcher, make stdout line-buffered in weft_init when it is not a "
+                      "terminal (a pipe to the launcher or a file), so every line a rank prints "
+                      "reaches the user even if the rank is killed or aborts. false keeps stdio's "
+                      "full buffering (fewer write calls for programs that print a lot)."));
     auto eng = [](const char *name, params::Type type, const char *dflt, int level, const char *help) {
         params::Definition d = def(name, type, dflt, level, help);
         d.framework = "engine";

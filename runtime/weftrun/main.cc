@@ -31,6 +31,18 @@ int main(int argc, char **argv)
     // Before any session dir or PMIx server exists: a typo costs nothing.
     auto prog = weftrun::resolve_program(o.argv[0]);
     if (!prog.ok()) {
+        // "--mca btl prog 2000": the VALUE was forgotten, so the program
+        // became the value. Name the real mistake, not "cannot run '2000'".
+        if (o.mca_value_before_program) {
+            const auto &[name, value] = o.mca[*o.mca_value_before_program];
+            if (weftrun::resolve_program(value).ok()) {
+                std::fprintf(stderr,
+                             "weftrun: --mca %s: the value '%s' is a program; --mca takes a name "
+                             "and a value (--mca %s VALUE %s ...)\n",
+                             name.c_str(), value.c_str(), name.c_str(), value.c_str());
+                return 2;
+            }
+        }
         std::fprintf(stderr, "weftrun: %s\n", prog.status().message().c_str());
         return prog.status().code() == WEFT_ERR_NOT_FOUND ? 127 : 126;
     }

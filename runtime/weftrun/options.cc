@@ -129,14 +129,21 @@ weft::Result<Options> parse_options(int argc, char **argv)
 {
     Options o;
     int i = 1;
+    // The option and its value as the user typed them, for messages:
+    // "--np=abc" or "-np abc".
+    std::string typed;
     // Fetches an option's value: the "=value" part, or the next word.
     auto value_of = [&](const std::string &opt, std::optional<std::string> &inline_val,
                         std::string &out) -> bool {
-        if (inline_val) { out = *inline_val; inline_val.reset(); return true; }
+        if (inline_val) { out = *inline_val; inline_val.reset(); typed = opt; return true; }
         if (i + 1 >= argc) return false;
         out = argv[++i];
+        typed = opt + " " + out;
         return true;
     };
+    // Whether the word before the program was the value of an --mca: a
+    // forgotten VALUE makes the program that value (see Options).
+    bool mca_ended_options = false;
 
     for (; i < argc; ++i) {
         std::string arg = argv[i];
@@ -156,7 +163,7 @@ weft::Result<Options> parse_options(int argc, char **argv)
         if (name == "np" || name == "n") {
             if (!value_of(arg, inline_val, v)) return need("a number of ranks");
             auto n = parse_int(v, 1, 1 << 20);
-            if (!n) return usage_error(arg + " " + v + ": the number of ranks must be a positive integer");
+            if (!n) return usage_error(typed + ": the number of ranks must be a positive integer");
             o.np = *n;
         } else if (name == "mca") {
             std::string val;
@@ -166,12 +173,14 @@ weft::Result<Options> parse_options(int argc, char **argv)
             val = argv[++i];
             if (v.empty()) return usage_error("--mca: the parameter name is empty");
             o.mca.emplace_back(v, val);
+            mca_ended_options = true;
+            continue;
         } else if (name == "x") {
             if (!value_of(arg, inline_val, v)) return need("VAR or VAR=VALUE");
             auto eq = v.find('=');
             Options::Export e{v.substr(0, eq), eq == std::string::npos ? "" : v.substr(eq + 1),
                               eq != std::string::npos};
-            if (e.name.empty()) return usage_error("-x " + v + ": the variable name is empty");
+            if (e.name.empty()) return usage_error(typed + ": the variable name is empty");
             o.exports.push_back(std::move(e));
         } else if (name == "tag-output") {
             o.tag_output = true;
@@ -180,13 +189,13 @@ weft::Result<Options> parse_options(int argc, char **argv)
             if (v == "core") o.bind_to = BindTo::Core;
             else if (v == "numa") o.bind_to = BindTo::Numa;
             else if (v == "none") o.bind_to = BindTo::None;
-            else return usage_error("--bind-to " + v + ": accepted values are core, numa, none");
+            else return usage_error(typed + ": accepted values are core, numa, none");
         } else if (name == "map-by") {
             if (!value_of(arg, inline_val, v)) return need("core, numa or slot");
             if (v == "core") o.map_by = MapBy::Core;
             else if (v == "numa") o.map_by = MapBy::Numa;
             else if (v == "slot") o.map_by = MapBy::Slot;
-            else return usage_error("--map-by " + v + ": accepted values are core, numa, slot");
+            else return usage_error(typed + ": accepted values are core, numa, slot");
         } else if (name == "report-bindings") {
             o.report_bindings = true;
         } else if (name == "oversubscribe") {
@@ -194,7 +203,7 @@ weft::Result<Options> parse_options(int argc, char **argv)
         } else if (name == "timeout") {
             if (!value_of(arg, inline_val, v)) return need("a number of seconds");
             auto t = parse_int(v, 1, 365 * 24 * 3600);
-            if (!t) return usage_error("--timeout " + v + ": the timeout must be a positive whole number of seconds");
+            if (!t) return usage_error(typed + ": the timeout must be a positive whole number of seconds");
             o.timeout_s = *t;
         } else if (name == "help" || name == "h") {
             o.help = true;
@@ -207,11 +216,20 @@ weft::Result<Options> parse_options(int argc, char **argv)
         }
         if (inline_val)
             return usage_error("option --" + name + " takes no value (got '" + arg + "')");
+        mca_ended_options = false;
     }
+    if (mca_ended_options && i > 0 && std::string(argv[i - 1]) != "--")
+        o.mca_value_before_program = o.mca.size() - 1;
     for (; i < argc; ++i) o.argv.emplace_back(argv[i]);
-    if (o.argv.empty())
-        return usage_error("no program to run\nusage: weftrun [options] program [args...]; "
+    if (o.argv.empty()) {
+        std::string hint;
+        if (o.mca_value_before_program)
+            hint = " (--mca takes a name and a value: was '" + o.mca.back().second +
+                   "' meant as the program?)";
+        return usage_error("no program to run" + hint +
+                           "\nusage: weftrun [options] program [args...]; "
                            "run 'weftrun --help' for the list of options");
+    }
     return o;
 }
 

@@ -2,6 +2,8 @@
 // before anything (session dir, PMIx, hwloc) is touched.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +34,11 @@ struct Options {
     bool help = false;
     bool version = false;
     std::vector<std::string> argv;     // program and its arguments
+    // Index into mca of an --mca whose VALUE was the last word before the
+    // program. "--mca btl prog 2000" (VALUE forgotten) takes prog as the
+    // value and 2000 as the program; main() says so when the program cannot
+    // be run and that value can.
+    std::optional<size_t> mca_value_before_program;
 };
 
 // Parses argv[1..]. Options end at the first word that is not an option (the

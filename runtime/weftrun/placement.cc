@@ -66,8 +66,9 @@ std::string list_of(hwloc_const_bitmap_t set)
 }
 } // namespace
 
-weft::Result<std::vector<RankPlacement>> Placement::place(int n, MapBy map, BindTo bind) const
+weft::Result<std::vector<RankPlacement>> Placement::place(int n, MapBy map, BindTo requested) const
 {
+    const BindTo bind = effective_bind(requested, n);
     std::vector<RankPlacement> out(static_cast<size_t>(n));
     const int nslots = slots();
     const int nnuma = numa_nodes();
@@ -107,8 +108,12 @@ weft::Result<std::vector<RankPlacement>> Placement::place(int n, MapBy map, Bind
                                            std::to_string(core->logical_index) + "; use --bind-to core");
             set = node->cpuset;
             p.description = "NUMA " + std::to_string(node->logical_index) + " [PU " + list_of(set) + "]";
-        } else {
+        } else if (requested == BindTo::None) {
             p.description = "not bound (--bind-to none)";
+        } else {
+            p.description = "not bound (binding is off by default when oversubscribed: " +
+                            std::to_string(n) + " ranks on " + std::to_string(nslots) +
+                            " cores; --bind-to core binds anyway)";
         }
         if (set) {
             CPU_ZERO(&p.cpus);

@@ -19,7 +19,7 @@ namespace weftrun {
 struct RankPlacement {
     bool bound = false;
     cpu_set_t cpus;            // valid when bound; applied in the child with sched_setaffinity
-    std::string description;   // "core 0 [PU 0]", "NUMA 1 [PU 8-15]", "not bound (--bind-to none)"
+    std::string description;   // "core 0 [PU 0]", "NUMA 1 [PU 8-15]", "not bound (why)"
 };
 
 class Placement {
@@ -38,9 +38,10 @@ public:
     // The binding actually used for N ranks when the user said "default".
     BindTo effective_bind(BindTo requested, int n) const;
 
-    // One placement per rank. Errors when binding is impossible (e.g. the
-    // topology has no NUMA node for --bind-to numa).
-    weft::Result<std::vector<RankPlacement>> place(int n, MapBy map, BindTo bind) const;
+    // One placement per rank, binding as effective_bind(requested, n) says.
+    // Errors when binding is impossible (e.g. the topology has no NUMA node
+    // for --bind-to numa).
+    weft::Result<std::vector<RankPlacement>> place(int n, MapBy map, BindTo requested) const;
 
     // Writes hwloc v2 XML of the topology to path.
     weft::Status export_xml(const std::string &path) const;

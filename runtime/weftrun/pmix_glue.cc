@@ -1,5 +1,10 @@
 #include "weftrun/pmix_glue.hpp"
 
+#include <dirent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -182,6 +187,55 @@ private:
     std::vector<pmix_info_t> v_;
 };
 
+// How long PMIx's connection handler may wait for a connecting process's
+// first bytes once the kernel hands it over, and how long the kernel keeps a
+// connection that has sent nothing away from PMIx. A PMIx client sends its
+// header right after connect(), so neither delays a rank.
+constexpr int kHandshakeReadLimitS = 2;
+constexpr int kSilentConnectionHoldS = 60;
+
+// libpmix 4.2.2 reads a new connection's header with blocking recv() on its
+// one progress thread and no time limit (ptl_base_connection_hdlr.c), and it
+// listens on 127.0.0.1, which every local user can reach: one process that
+// connects and stays silent stops all PMIx service of the job (ranks hang in
+// PMIx_Init, fences, finalize) until it goes away. PMIx has no server-side
+// handshake timeout or connection cap to set (handshake_wait_time is the
+// client's). So on PMIx's listener:
+//  - TCP_DEFER_ACCEPT: the kernel queues a connection for accept() only
+//    once data arrives (or after kSilentConnectionHoldS), so silent ones
+//    never reach the library while they stay silent that long;
+//  - SO_RCVTIMEO, which Linux copies to the sockets accept() makes: one
+//    that does reach the library costs at most kHandshakeReadLimitS, and the
+//    library then closes it.
+// The listener is the only listening socket weftrun has (it opens none).
+// Returns how many listeners were found.
+int harden_pmix_listeners()
+{
+    int found = 0;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return 0;
+    const timeval limit{kHandshakeReadLimitS, 0};
+    const int hold = kSilentConnectionHoldS;
+    for (dirent *e; (e = readdir(dir)) != nullptr;) {
+        char *end = nullptr;
+        long fd = std::strtol(e->d_name, &end, 10);
+        if (end == e->d_name || *end != '\0' || fd == dirfd(dir)) continue;
+        int listening = 0, domain = 0;
+        socklen_t len = sizeof listening;
+        if (getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening)
+            continue;
+        len = sizeof domain;
+        if (getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 ||
+            (domain != AF_INET && domain != AF_INET6))
+            continue;
+        const bool timed = setsockopt(static_cast<int>(fd), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit) == 0;
+        const bool deferred = setsockopt(static_cast<int>(fd), IPPROTO_TCP, TCP_DEFER_ACCEPT, &hold, sizeof hold) == 0;
+        if (timed && deferred) ++found;
+    }
+    closedir(dir);
+    return found;
+}
+
 } // namespace
 
 weft::Status PmixServer::init(const std::string &session_dir, EventQueue &queue, bool debug_on)
@@ -209,6 +263,8 @@ weft::Status PmixServer::init(const std::string &session_dir, EventQueue &queue,
     if (st != PMIX_SUCCESS)
         return weft::Status(WEFT_ERROR, std::string("PMIx_server_init failed: ") + PMIx_Error_string(st) +
                             "; PMIx needs the loopback interface (127.0.0.1) up and a writable " + session_dir);
+    int listeners = harden_pmix_listeners();
+    debug("PMIx listeners holding silent connections back and limiting handshake reads: %d", listeners);
     return {};
 }
 

@@ -2,6 +2,9 @@
 // connect handshake, window notices, wake-ups and the bounce-buffer RMA
 // requests/replies, as parse_ctrl() sees them from a socket. A message that
 // parses must re-encode to the same bytes (nothing invented, nothing lost).
+// The same bytes go to btl/scif's card and hello parsers (a peer's card from
+// the modex, a stranger's hello from the ring): a hello that parses must
+// name a job id inside the input and within its bound.
 // Build: make fuzz (needs clang with -fsanitize=fuzzer); not part of make check.
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "btl_scif_card.hpp"
 #include "scif_ctrl.hpp"
 
 using namespace weft::scif;
@@ -19,6 +23,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     std::vector<std::byte> in(size);
     if (size)
         std::memcpy(in.data(), data, size);
+    weft::btl_scif::Card card;
+    weft::btl_scif::parse_card(in.data(), in.size(), &card);
+    weft::btl_scif::HelloHead head;
+    const char *job = nullptr;
+    size_t job_len = 0;
+    if (weft::btl_scif::parse_hello(in.data(), in.size(), &head, &job, &job_len) &&
+        (job_len > weft::btl_scif::kMaxJobId || job < reinterpret_cast<const char *>(in.data()) ||
+         job + job_len != reinterpret_cast<const char *>(in.data()) + in.size()))
+        __builtin_trap();
     CtrlMsg msg;
     if (parse_ctrl(std::span<const std::byte>(in.data(), in.size()), &msg) != 0)
         return 0;

@@ -302,6 +302,44 @@ run user-file-cli wi "$WEFT_INFO" --param btl self --level 9 --parsable --mca bt
 expect_grep user-file-cli out "mca:btl:self:param:btl_self_priority:source:command line"
 rm -f "$home/.weft/mca-params.conf"
 
+# --- hostile or mistaken parameter files -------------------------------------------
+# A 10 MiB line (once: minutes and gigabytes in the did-you-mean) is a syntax
+# error quoting 80 characters; a 60000-character unknown name is warned about
+# cut short, with no suggestion. timeout bounds a regression.
+awk 'BEGIN { s = "x"; for (i = 0; i < 20; i++) s = s s; for (i = 0; i < 10; i++) printf "%s", s; print " = 1" }' \
+    >"$home/.weft/mca-params.conf"
+run long-line wi timeout 60 "$WEFT_INFO" --parsable
+expect_rc long-line 1
+expect_grep long-line err "mca-params.conf:1: the line is longer than 65536 bytes and was skipped"
+if [ "$(wc -c <"$root/out/long-line.err")" -lt 1000 ]; then pass "long-line: short stderr"; else
+    fail "long-line: $(wc -c <"$root/out/long-line.err") bytes of stderr"; fi
+awk 'BEGIN { s = "btl_"; for (i = 0; i < 60000; i++) s = s "q"; print s " = 1" }' >"$home/.weft/mca-params.conf"
+run long-name wi timeout 60 "$WEFT_INFO" --parsable
+expect_rc long-name 0
+expect_grep long-name err "... (60004 characters) (file ($home/.weft/mca-params.conf:1))"
+if [ "$(wc -c <"$root/out/long-name.err")" -lt 1000 ]; then pass "long-name: short stderr"; else
+    fail "long-name: $(wc -c <"$root/out/long-name.err") bytes of stderr"; fi
+rm -f "$home/.weft/mca-params.conf"
+
+# A param file list naming a missing file and a directory: one warning each,
+# naming the path and the reason. The default user file's absence is normal
+# (the runs above without one print nothing on stderr).
+run param-files wi WEFT_MCA_mca_base_param_files="$root/no-such.conf:$home:$root/no-such.conf" "$WEFT_INFO"
+expect_rc param-files 0
+expect_grep param-files err "parameter file $root/no-such.conf: No such file or directory; nothing was read from it (it is named in mca_base_param_files)"
+expect_grep param-files err "parameter file $home: Is a directory; nothing was read from it"
+if [ "$(wc -l <"$root/out/param-files.err")" -eq 2 ]; then pass "param-files: two warnings"; else
+    fail "param-files: $(wc -l <"$root/out/param-files.err") lines of stderr"; fi
+
+# btl_tcp_if_include naming an interface this host lacks: btl/tcp's query
+# says so, once, even where tcp is not selected (--explain queries as a job
+# does; the plain listing queries nothing).
+run if-include wi WEFT_MCA_btl=self WEFT_MCA_btl_tcp_if_include=lo,nosuchif0 "$WEFT_INFO" --explain
+expect_rc if-include 0
+expect_grep if-include err "btl_tcp_if_include=lo,nosuchif0: no interface on this host is named 'nosuchif0'"
+if [ "$(wc -l <"$root/out/if-include.err")" -eq 1 ]; then pass "if-include: one warning"; else
+    fail "if-include: $(wc -l <"$root/out/if-include.err") lines of stderr"; fi
+
 # --- failed components -----------------------------------------------------------
 run show-failed env WEFT_MCA_mca_base_component_path="$broken" \
     WEFT_MCA_topology_base_xml_file="$xml" "$WEFT_INFO" --show-failed --parsable

@@ -10,14 +10,24 @@
  *   hang                  every rank blocks in pause() after PMIx_Init
  *   env VAR               print VAR as every rank sees it
  *   print-binding         print the CPUs each rank may run on
+ *   stranger PORT FILE [N [BYTES]]   not a rank: opens N (default 3)
+ *                         connections to 127.0.0.1:PORT, sends BYTES
+ *                         (default 0, at most 8) zero bytes on each, prints
+ *                         "stranger connected N" and holds them until FILE
+ *                         exists (at most 30 s); a stand-in for any local
+ *                         process poking the PMIx server's port
  *
  * Every rank prints "ready rank R pid P" once initialized, so tests can wait
  * for it instead of sleeping. In the fault modes the other ranks run the
- * "ok" path; if their fence fails they say so and block until the launcher
- * kills them, which keeps the expected exit status deterministic (P21).
+ * "ok" path; if their fence fails they say so and exit 1 at once, as a real
+ * program would: weftrun must still blame the faulty rank.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sched.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,8 +64,7 @@ static uint32_t get_u32(const pmix_proc_t *who, const char *key)
     return r;
 }
 
-/* The "ok" path: exchange cards and check them. Returns 0, or blocks if the
- * fence fails while another rank is the designated fault. */
+/* The "ok" path: exchange cards and check them; exits 1 if the fence fails. */
 static void exchange(int finalize)
 {
     char card[64];
@@ -79,7 +88,6 @@ static void exchange(int finalize)
     PMIX_INFO_DESTRUCT(&collect);
     if (st != PMIX_SUCCESS) {
         fprintf(stderr, "probe rank %u: fence failed: %s\n", me.rank, PMIx_Error_string(st));
-        if (fault_rank >= 0) for (;;) pause();   /* wait to be killed */
         exit(1);
     }
     for (uint32_t r = 0; r < size; ++r) {
@@ -101,6 +109,41 @@ static void exchange(int finalize)
     if (finalize && (st = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS) die("PMIx_Finalize", st);
 }
 
+static int stranger(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: pmix_probe stranger PORT FILE [N [BYTES]]\n");
+        return 2;
+    }
+    int n = arg_int(argc, argv, 4, 3);
+    int bytes = arg_int(argc, argv, 5, 0);
+    const char some[8] = {0};
+    if (bytes < 0 || bytes > (int)sizeof some) bytes = (int)sizeof some;
+    struct sockaddr_in to;
+    memset(&to, 0, sizeof to);
+    to.sin_family = AF_INET;
+    to.sin_port = htons((uint16_t)atoi(argv[2]));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int i = 0; i < n; ++i) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&to, sizeof to) != 0) {
+            perror("pmix_probe stranger: connect");
+            return 1;
+        }
+        if (bytes > 0 && send(fd, some, (size_t)bytes, 0) != bytes) {
+            perror("pmix_probe stranger: send");
+            return 1;
+        }
+    }
+    printf("stranger connected %d\n", n);
+    fflush(stdout);
+    const struct timespec tick = {0, 100 * 1000 * 1000};
+    for (int i = 0; i < 300 && access(argv[3], F_OK) != 0; ++i)
+        nanosleep(&tick, NULL);
+    printf("stranger done\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -108,6 +151,7 @@ int main(int argc, char **argv)
         return 2;
     }
     mode = argv[1];
+    if (!strcmp(mode, "stranger")) return stranger(argc, argv);
     if (!strcmp(mode, "exit")) fault_rank = arg_int(argc, argv, 3, 1);
     else if (!strcmp(mode, "exit-before-init")) fault_rank = arg_int(argc, argv, 3, 1);
     else if (!strcmp(mode, "no-finalize") || !strcmp(mode, "segv")) fault_rank = arg_int(argc, argv, 2, 1);

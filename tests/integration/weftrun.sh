@@ -9,8 +9,9 @@
 # Rules: every launch is bounded by timeout(1); nothing sleeps to
 # synchronize (waits poll for a condition with a bounded loop); each case
 # gets a private TMPDIR that must be empty afterwards (no session dir left);
-# /dev/shm must not gain files. Temp files live under $TMPDIR, so the source
-# tree may be read-only (distcheck).
+# /dev/shm must not gain files with a name weft could give (other MPI jobs on
+# the machine create theirs meanwhile). Temp files live under $TMPDIR, so the
+# source tree may be read-only (distcheck).
 set -u
 
 : "${srcdir:=.}"
@@ -33,7 +34,12 @@ failures=0
 cores=$(hwloc-calc --number-of core machine:0 2>/dev/null || nproc)
 LIMIT=60          # seconds any single launch may take before timeout kills it
 
-shm_snapshot() { ls -A /dev/shm 2>/dev/null | sort; }
+# /dev/shm entries weft could have made: weft's names (scif rings are memfds,
+# named weft-scif*, and never appear there unless something regresses). PMIx
+# 4.2 keeps its files in the session dir, which the TMPDIR check covers.
+# Open MPI's vader_segment.*, UCX's ucx_shm_posix_* and the like belong to
+# other jobs on a shared machine and are not looked at.
+shm_snapshot() { ls -A /dev/shm 2>/dev/null | grep -e weft -e scif | sort; }
 
 # run NAME ARGS...: runs weftrun in the foreground with a private TMPDIR;
 # sets rc, out ($d/out), err ($d/err).
@@ -220,6 +226,16 @@ case_tag_output() {
     [ "$untagged" = 0 ] || why="$why $untagged untagged stdout lines;"
 }
 
+case_tag_output_pty() {
+    # weftrun's stdout a terminal (script(1) gives it one): tagged ranks get
+    # a pseudo-terminal each, so their stdio line-buffers as on the terminal.
+    command -v script >/dev/null 2>&1 || { echo "# tag_output_pty: script(1) missing; not checked"; return; }
+    TMPDIR=$d timeout -k 5 $LIMIT script -qfec "'$WEFTRUN' -np 2 --tag-output sh -c '[ -t 1 ] && echo tty-yes || echo tty-no'" \
+        /dev/null >"$d/out" 2>"$d/err"
+    rc=$?
+    expect_rc 0; expect_count out '^\[1,[01]\]<stdout>:tty-yes' 2
+}
+
 case_report_bindings() {
     run -np 2 --report-bindings --bind-to core "$PROBE" print-binding
     expect_rc 0
@@ -243,7 +259,10 @@ case_bind_numa() {
 
 case_default_unbound_when_oversubscribed() {
     run -np $((cores + 1)) --oversubscribe --report-bindings "$PROBE" ok
-    expect_rc 0; expect_count err 'not bound' $((cores + 1))
+    expect_rc 0
+    # Says why, not "--bind-to none", which the user did not give.
+    expect_count err "not bound (binding is off by default when oversubscribed: $((cores + 1)) ranks on $cores cores; --bind-to core binds anyway)\$" $((cores + 1))
+    expect_count err 'bind-to none' 0
 }
 
 case_oversubscribe_error() {
@@ -259,6 +278,85 @@ case_bad_option() {
     expect_rc 2; expect_err "positive integer"
     run --bind-to socket "$PROBE" ok
     expect_rc 2; expect_err "accepted values are core, numa, none"
+    # The option as typed, once: not "--np=abc abc: ...".
+    run --np=abc "$PROBE" ok
+    expect_rc 2; expect_err "^weftrun: --np=abc: the number of ranks must be a positive integer"
+    run -np abc "$PROBE" ok
+    expect_rc 2; expect_err "^weftrun: -np abc: the number of ranks must be a positive integer"
+    run --timeout=soon "$PROBE" ok
+    expect_rc 2; expect_err "^weftrun: --timeout=soon: "
+}
+
+# --mca NAME VALUE with VALUE forgotten: the program became the value.
+case_mca_value_is_program() {
+    run -np 2 --mca btl "$PROBE" 2000
+    expect_rc 2
+    expect_err "^weftrun: --mca btl: the value '$PROBE' is a program; --mca takes a name and a value"
+    grep -q "cannot run '2000'" "$d/err" && why="$why blamed '2000';"
+    run -np 1 --mca btl "$PROBE"
+    expect_rc 2; expect_err "no program to run (--mca takes a name and a value: was '$PROBE' meant as the program?)"
+    # A value that happens to be a program too (true) is fine when the
+    # program after it runs.
+    run -np 1 --mca mca_base_warn_unknown true "$PROBE" ok
+    expect_rc 0; ranks_ok 1
+}
+
+# A local process that connects to weftrun's PMIx port and says nothing, or
+# only the first byte of a header (any user can: PMIx listens on 127.0.0.1),
+# once stopped all PMIx service of the job while it stayed: libpmix reads a
+# new connection's header with a blocking recv on its only progress thread.
+# The job must finish while the strangers still hold their connections.
+case_silent_pmix_stranger() {
+    probe_abs=$(cd "$(dirname "$PROBE")" && pwd)/$(basename "$PROBE")
+    # The ranks report the server's URI, then wait for "go" before PMIx_Init.
+    cat >"$d/rank.sh" <<EOF
+#!/bin/sh
+echo "\$PMIX_SERVER_URI41" >"$d/uri.\$PMIX_RANK"
+i=0; while [ ! -e "$d/go" ] && [ \$i -lt 600 ]; do i=\$((i + 1)); sleep 0.05; done
+exec "$probe_abs" ok
+EOF
+    chmod +x "$d/rank.sh"
+    start -np 2 "$d/rank.sh"
+    i=0; while [ ! -s "$d/uri.0" ] && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.05; done
+    port=$(sed -n 's/.*:\([0-9][0-9]*\)$/\1/p' "$d/uri.0" 2>/dev/null)
+    if [ -z "$port" ]; then
+        why="$why no PMIx URI from rank 0;"
+    else
+        # Both append: one opened without O_APPEND would write its line at
+        # offset 0, over the other's if that came first.
+        : >"$d/stranger"
+        "$PROBE" stranger "$port" "$d/release" 40 0 >>"$d/stranger" 2>&1 &
+        silent=$!
+        "$PROBE" stranger "$port" "$d/release" 3 1 >>"$d/stranger" 2>&1 &
+        partial=$!
+        wait_for "$d/stranger" "stranger connected" 2 || why="$why the strangers did not connect;"
+        : >"$d/go"
+        { wait $bgpid; } 2>/dev/null; rc=$?
+        # Still there: the job did not wait for the strangers to leave.
+        for s in $silent $partial; do
+            kill -0 "$s" 2>/dev/null || why="$why the job ended only after a stranger left;"
+        done
+        : >"$d/release"
+        wait "$silent" "$partial"
+        expect_rc 0; ranks_ok 2
+    fi
+    rm -f "$d/rank.sh" "$d/uri.0" "$d/uri.1" "$d/go" "$d/release" "$d/stranger"
+}
+
+# The /dev/shm check looks only at names weft could create, so files of
+# other jobs (Open MPI, UCX) appearing meanwhile do not fail a case, while a
+# weft file left behind still would.
+case_shm_check_ignores_other_jobs() {
+    before=$(shm_snapshot)
+    foreign="/dev/shm/vader_segment.check.$$ /dev/shm/ucx_shm_posix_check$$"
+    ours=/dev/shm/weft-shm-check.$$
+    # shellcheck disable=SC2086
+    touch $foreign "$ours" || { why="$why cannot write /dev/shm;"; return; }
+    after=$(shm_snapshot)
+    # shellcheck disable=SC2086
+    rm -f $foreign "$ours"
+    new=$(printf '%s\n' "$after" | grep -vxF -- "$before" | grep -v '^$')
+    [ "$new" = "${ours#/dev/shm/}" ] || why="$why the check saw '$new' instead of only ${ours#/dev/shm/};"
 }
 
 case_missing_program() {
@@ -270,6 +368,56 @@ case_missing_program() {
     run -np 2 "$d/notexec"
     expect_rc 126; expect_err "notexec"
     rm -f "$d/notexec"
+}
+
+case_np_over_nproc() {
+    # 100000 ranks under a limit of 300 tasks: refused before anything
+    # starts, naming the limit. Root is exempt from RLIMIT_NPROC, so as root
+    # the job runs as nobody (setpriv), which needs a TMPDIR it can write.
+    command -v prlimit >/dev/null 2>&1 || { echo "# np_over_nproc: prlimit(1) missing; not checked"; return; }
+    as=
+    if [ "$(id -u)" = 0 ]; then
+        command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1 ||
+            { echo "# np_over_nproc: root without setpriv(1) or user nobody; not checked"; return; }
+        as="setpriv --reuid=nobody --regid=$(id -g nobody) --clear-groups"
+        chmod 1777 "$d"
+    fi
+    # shellcheck disable=SC2086
+    TMPDIR=$d timeout -k 5 $LIMIT $as prlimit --nproc=300 "$WEFTRUN" -np 100000 --oversubscribe "$PROBE" ok \
+        >"$d/out" 2>"$d/err"
+    rc=$?
+    chmod 700 "$d"
+    expect_rc 1; expect_err "at most 300 processes"; expect_err "ulimit -u"
+    [ -s "$d/out" ] && why="$why a rank ran;"
+}
+
+case_np_over_nofile() {
+    # weftrun holds a PMIx connection per rank (and two pipes with
+    # --tag-output): 1000 ranks cannot fit in 300 descriptors.
+    command -v prlimit >/dev/null 2>&1 || { echo "# np_over_nofile: prlimit(1) missing; not checked"; return; }
+    TMPDIR=$d timeout -k 5 $LIMIT prlimit --nofile=300 "$WEFTRUN" -np 1000 --oversubscribe --tag-output "$PROBE" ok \
+        >"$d/out" 2>"$d/err"
+    rc=$?
+    expect_rc 1; expect_err "needs 3000 open files"; expect_err "ulimit -n"
+    [ -s "$d/out" ] && why="$why a rank ran;"
+}
+
+case_np_over_pid_max() {
+    max=$(cat /proc/sys/kernel/pid_max)
+    run -np "$max" --oversubscribe "$PROBE" ok
+    expect_rc 1; expect_err "cannot start"
+    [ -s "$d/out" ] && why="$why a rank ran;"
+}
+
+case_sigterm_during_spawn() {
+    # Each rank sends weftrun SIGTERM as soon as it runs, while weftrun is
+    # still starting the other ranks of 1000: it must stop starting them,
+    # end those it started and exit 143.
+    run -np 1000 --oversubscribe sh -c 'echo "started pid $$"; kill -TERM $PPID; exec sleep 600'
+    expect_rc 143; expect_err "received signal 15"; expect_err "stopped starting ranks after [0-9]* of 1000"
+    for p in $(sed -n 's/^started pid \([0-9]*\)$/\1/p' "$d/out"); do
+        gone "$p" || why="$why rank pid $p still running;"
+    done
 }
 
 case_help_version() {

@@ -12,3 +12,22 @@ check_PROGRAMS += tests/runtime/weft_stress
 tests_runtime_weft_stress_SOURCES = tests/runtime/weft_stress.c
 tests_runtime_weft_stress_LDADD = libweft.la
 tests_runtime_weft_stress_LDFLAGS = $(AM_LDFLAGS) -no-install
+check_PROGRAMS += tests/runtime/mpi_faults
+tests_runtime_mpi_faults_SOURCES = tests/runtime/mpi_faults.c
+tests_runtime_mpi_faults_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include
+tests_runtime_mpi_faults_LDADD = libweft_mpi.la libweft.la
+tests_runtime_mpi_faults_LDFLAGS = $(AM_LDFLAGS) -no-install
+# btl/scif against a hostile local process (scif_hostile.sh): the job and
+# the stranger, which speaks the scif wire through the library's own
+# control-message and ring code.
+if WEFT_BUILD_btl_scif
+check_PROGRAMS += tests/runtime/scif_target tests/runtime/scif_stranger
+tests_runtime_scif_target_SOURCES = tests/runtime/scif_target.c
+tests_runtime_scif_target_LDADD = libweft.la
+tests_runtime_scif_target_LDFLAGS = $(AM_LDFLAGS) -no-install
+tests_runtime_scif_stranger_SOURCES = tests/runtime/scif_stranger.cc tests/runtime/scif_raw.hpp \
+	components/btl/scif/scif_ctrl.cc components/btl/scif/scif_ring.cc
+tests_runtime_scif_stranger_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/components/btl/scif
+TESTS += tests/runtime/scif_hostile.sh
+endif
+EXTRA_DIST += tests/runtime/scif_hostile.sh

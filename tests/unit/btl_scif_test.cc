@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "../runtime/scif_raw.hpp"
 #include "btl_harness.hpp"
+#include "btl_scif_card.hpp"
 #include "no_process_vm.hpp"
 
 using namespace weft::test::btl;
@@ -210,6 +212,59 @@ TEST_F(BtlScif, LargeMessagesWithoutProcessVm)
     if (code == 77)
         GTEST_SKIP() << "cannot install a seccomp filter here";
     EXPECT_EQ(code, 0) << "see the child's message above";
+}
+
+// A local stranger that speaks the wire is refused unless its hello has this
+// process's secret, this job's id and a rank of the job other than ours whose
+// card names the connecting pid (SO_PEERCRED); rings larger than this
+// process's own are refused at the connect request. The stranger here is
+// this test itself, on raw sockets.
+TEST_F(BtlScif, ForgedHellosAreRefused)
+{
+    using namespace weft::test::scif_raw;
+    ASSERT_EQ(h_.init_modules(), "");
+    const std::string job = "job-forged-hellos";
+    h_.set_process(0, 2, job);
+    const std::vector<std::byte> mine = h_.card();
+    weft::btl_scif::Card card;
+    ASSERT_EQ(mine.size(), sizeof card);
+    std::memcpy(&card, mine.data(), sizeof card);
+    auto card_with_pid = [&](pid_t pid) {
+        weft::btl_scif::Card c = card;
+        c.pid = static_cast<uint32_t>(pid);
+        std::vector<std::byte> v(sizeof c);
+        std::memcpy(v.data(), &c, sizeof c);
+        return v;
+    };
+    // Rank 1's card names another process (our parent).
+    h_.set_peer_cards({{1, card_with_pid(getppid())}});
+    uint8_t secret[16];
+    std::memcpy(secret, card.secret, sizeof secret);
+    const uint8_t wrong[16] = {1};
+    // The hello's answer: kAccept, 2 (refuse), -1 (hang-up), -3 (no ack).
+    auto try_hello = [&](uint32_t cells, uint32_t rank, const uint8_t (&sec)[16], const std::string &jid) {
+        Conn c;
+        if (send_request(c, card.port, cells, Seal::all) != 0)
+            return -4;
+        int ack = -1;
+        h_.progress_until([&] { return (ack = ack_answer(c.fd)) != -1; });
+        if (ack != 1)
+            return -3;
+        write_hello(c, rank, sec, jid);
+        int answer = -2;
+        h_.progress_until([&] { return (answer = hello_answer(c)) != -2; });
+        return answer;
+    };
+    EXPECT_EQ(try_hello(1u << 20, 1, secret, job), -3) << "the largest ring was acked";
+    EXPECT_NE(try_hello(1024, 1, wrong, job), kAccept) << "a wrong secret";
+    EXPECT_NE(try_hello(1024, 1, secret, ""), kAccept) << "an empty job id";
+    EXPECT_NE(try_hello(1024, 1, secret, "another-job"), kAccept) << "another job";
+    EXPECT_NE(try_hello(1024, 0, secret, job), kAccept) << "our own rank";
+    EXPECT_NE(try_hello(1024, 7, secret, job), kAccept) << "a rank outside the job";
+    EXPECT_NE(try_hello(1024, 1, secret, job), kAccept) << "a pid that is not rank 1's";
+    // The control: everything right (rank 1's card names this process).
+    h_.set_peer_cards({{1, card_with_pid(getpid())}});
+    EXPECT_EQ(try_hello(1024, 1, secret, job), kAccept);
 }
 
 TEST_F(BtlScif, KilledPeerFailsTheEndpoint)

@@ -3,6 +3,9 @@
 // and the require form.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -34,7 +37,15 @@ protected:
     weft::Result<Framework *> init(std::vector<std::string> env,
                                    std::vector<std::pair<std::string, std::string>> cli = {})
     {
-        env.push_back("WEFT_MCA_mca_base_param_files=" + home_.path() + "/mca-params.conf");
+        // A file that exists (an absent one named here would be warned
+        // about), unless the test names its own.
+        const std::string key = "WEFT_MCA_mca_base_param_files=";
+        const std::string file = home_.path() + "/mca-params.conf";
+        if (::access(file.c_str(), F_OK) != 0)
+            home_.write("mca-params.conf", "");
+        if (std::none_of(env.begin(), env.end(),
+                         [&](const std::string &e) { return e.rfind(key, 0) == 0; }))
+            env.push_back(key + file);
         env_storage_ = env;
         envp_.clear();
         for (auto &e : env_storage_)
@@ -217,6 +228,87 @@ TEST_F(FrameworkTest, TcpRefusesBothIncludeAndExclude)
     ASSERT_NE(tcp, nullptr);
     EXPECT_FALSE(tcp->opened);
     EXPECT_NE(out_.all().find("mutually exclusive"), std::string::npos) << out_.all();
+}
+
+TEST_F(FrameworkTest, UnreadableParamFilesAreWarnedAboutOnceEach)
+{
+    const std::string missing = home_.path() + "/no-such.conf";
+    const std::string dir = home_.path();
+    // The default user file (absent in this fresh HOME-less list) is not
+    // named here; the two bad ones are, the missing one twice.
+    auto fw = init({"WEFT_MCA_mca_base_param_files=" + missing + ":" + dir + ":" + missing});
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    const std::string all = out_.all();
+    EXPECT_NE(all.find("parameter file " + missing + ": No such file or directory; nothing was "
+                       "read from it (it is named in mca_base_param_files)"),
+              std::string::npos)
+        << all;
+    EXPECT_NE(all.find("parameter file " + dir + ": Is a directory"), std::string::npos) << all;
+    EXPECT_EQ(out_.lines.size(), 2u) << all;
+}
+
+TEST_F(FrameworkTest, AbsentDefaultUserFileIsNotWarnedAbout)
+{
+    auto fw = init({"WEFT_MCA_mca_base_param_files=" + weft::user_param_file()});
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    if (::access(weft::user_param_file().c_str(), F_OK) == 0)
+        GTEST_SKIP() << weft::user_param_file() << " exists here";
+    EXPECT_TRUE(out_.lines.empty()) << out_.all();
+}
+
+TEST_F(FrameworkTest, OnlyTheProcessSpeakingForTheJobWarnsAboutParamFiles)
+{
+    const std::string missing = home_.path() + "/no-such.conf";
+    env_storage_ = {"WEFT_MCA_mca_base_param_files=" + missing};
+    envp_ = {env_storage_[0].c_str(), nullptr};
+    InitOptions o;
+    o.envp = envp_.data();
+    o.warn_unknown = false;   // rank 1..N-1 of a job
+    o.log_sink = [this](std::string_view l) { out_.lines.emplace_back(l); };
+    auto fw = Framework::init(o);
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    EXPECT_TRUE(out_.lines.empty()) << out_.all();
+}
+
+TEST_F(FrameworkTest, LongUnknownNameIsShownCut)
+{
+    const std::string name = "btl_" + std::string(60000, 'q');
+    home_.write("mca-params.conf", name + " = 1\n");
+    auto fw = init({});
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    ASSERT_EQ(out_.lines.size(), 1u) << out_.all().substr(0, 2000);
+    EXPECT_NE(out_.lines[0].find("(60004 characters)"), std::string::npos)
+        << out_.lines[0].substr(0, 2000);
+    EXPECT_LT(out_.lines[0].size(), 1000u);
+    EXPECT_EQ(out_.lines[0].find("did you mean"), std::string::npos);
+}
+
+TEST_F(FrameworkTest, TcpIncludeNamingNoInterfaceWarnsEvenWhenTcpIsNotSelected)
+{
+    auto fw = init({"WEFT_MCA_btl=self", "WEFT_MCA_btl_tcp_if_include=lo,nosuchif0,10.0.0.0/8"});
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    auto sel = fw.value()->select("btl");
+    ASSERT_TRUE(sel.ok()) << sel.status().message();
+    const std::string all = out_.all();
+    EXPECT_NE(all.find("no interface on this host is named 'nosuchif0'"), std::string::npos) << all;
+    EXPECT_EQ(all.find("named 'lo'"), std::string::npos) << all;
+    EXPECT_EQ(all.find("10.0.0.0/8'"), std::string::npos) << all;
+    EXPECT_EQ(out_.lines.size(), 1u) << all;
+}
+
+TEST_F(FrameworkTest, TcpIncludeWarningComesFromTheProcessSpeakingForTheJobOnly)
+{
+    env_storage_ = {"WEFT_MCA_btl=self", "WEFT_MCA_btl_tcp_if_include=nosuchif0",
+                    "WEFT_MCA_mca_base_param_files="};
+    envp_ = {env_storage_[0].c_str(), env_storage_[1].c_str(), env_storage_[2].c_str(), nullptr};
+    InitOptions o;
+    o.envp = envp_.data();
+    o.warn_unknown = false;
+    o.log_sink = [this](std::string_view l) { out_.lines.emplace_back(l); };
+    auto fw = Framework::init(o);
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    ASSERT_TRUE(fw.value()->select("btl").ok());
+    EXPECT_TRUE(out_.lines.empty()) << out_.all();
 }
 
 TEST_F(FrameworkTest, UnknownComponentParameterIsReported)

@@ -227,11 +227,58 @@ TEST(ParamsRegistry, FileSyntaxErrorsReportFileAndLineAndKeepReading)
     EXPECT_EQ(r.find("btl_tcp_links")->origin().line, 5);
 }
 
-TEST(ParamsRegistry, MissingFileIsNotAnError)
+TEST(ParamsRegistry, MissingFileOrDirectoryReadsNothingAndIsLeftToTheCaller)
 {
+    TempDir dir;
     Registry r;
-    EXPECT_TRUE(r.load_file("/nonexistent/weft/params.conf", Source::UserFile).ok());
+    Status missing = r.load_file("/nonexistent/weft/params.conf", Source::UserFile);
+    EXPECT_EQ(missing.code(), WEFT_ERR_NOT_FOUND);
+    EXPECT_NE(missing.message().find("/nonexistent/weft/params.conf: No such file or directory"),
+              std::string::npos)
+        << missing.message();
+    Status directory = r.load_file(dir.path(), Source::UserFile);
+    EXPECT_EQ(directory.code(), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(directory.message().find(dir.path() + ": Is a directory"), std::string::npos)
+        << directory.message();
+    // Whether that deserves a word is the caller's call (the default user
+    // file is usually absent): neither is a parameter error.
     EXPECT_TRUE(r.errors().empty());
+}
+
+TEST(ParamsRegistry, OverlongLineIsSkippedWithoutStoppingTheFile)
+{
+    TempDir dir;
+    const std::string name(70000, 'n');
+    std::string f = dir.write("long.conf", name + " = 1\nbtl_tcp_links = 5\n");
+    Registry r;
+    ASSERT_TRUE(r.add(def("btl", "tcp", "links", Type::Int, "1")).ok());
+    Status st = r.load_file(f, Source::UserFile);
+    EXPECT_EQ(st.code(), WEFT_ERR_BAD_VALUE);
+    EXPECT_NE(st.message().find(f + ":1: the line is longer than 65536 bytes"), std::string::npos)
+        << st.message().substr(0, 300);
+    EXPECT_LT(st.message().size(), 400u);   // quotes at most the start of the line
+    EXPECT_EQ(r.find("btl_tcp_links")->as_int(), 5);
+    EXPECT_TRUE(r.unknown_names().empty());
+}
+
+TEST(ParamsRegistry, LongUnknownNameGetsNoSuggestion)
+{
+    // Within the line limit but far longer than any parameter name: no
+    // did-you-mean (which once built a full edit-distance matrix per
+    // parameter, minutes and gigabytes for a 10 MiB name).
+    TempDir dir;
+    std::string name = "btl_tcp_links" + std::string(60000, 'x');
+    std::string f = dir.write("long.conf", name + " = 1\n");
+    Registry r;
+    ASSERT_TRUE(r.add(def("btl", "tcp", "links", Type::Int, "1")).ok());
+    EXPECT_TRUE(r.load_file(f, Source::UserFile).ok());
+    auto unknown = r.unknown_names();
+    ASSERT_EQ(unknown.size(), 1u);
+    EXPECT_EQ(unknown[0].name, name);
+    EXPECT_EQ(unknown[0].suggestion, "");
+    EXPECT_EQ(r.suggest(name), "");
+    // A typo still gets one.
+    EXPECT_EQ(r.suggest("btl_tcp_lniks"), "btl_tcp_links");
 }
 
 TEST(ParamsRegistry, BinaryGarbageFileDoesNotCrash)

@@ -24,6 +24,7 @@
 #include <weft/scif.h>
 
 #include "no_process_vm.hpp"
+#include "../runtime/scif_raw.hpp"
 
 namespace {
 
@@ -595,3 +596,93 @@ TEST(ScifApi, WholeJobKilledLeavesNothingBehind)
 }
 
 } // namespace
+
+// A stranger's ring segment that it could shrink under the acceptor's
+// mapping (SIGBUS on the next access) is refused before it is mapped:
+// unsealed, sealed against growing only, or not the announced size.
+TEST(ScifApi, AcceptRefusesSegmentsThePeerCouldResize)
+{
+    using namespace weft::test::scif_raw;
+    Listener l;
+    const struct {
+        const char *what;
+        Seal seal;
+        size_t extra;
+    } cases[] = {{"unsealed", Seal::none, 0},
+                 {"sealed against growing only", Seal::grow_only, 0},
+                 {"sealed, a page larger than announced", Seal::all, 4096}};
+    scif_port_id peer{};
+    scif_epd_t a = -1;
+    for (const auto &c : cases) {
+        Conn conn;
+        ASSERT_EQ(send_request(conn, static_cast<unsigned>(l.port), 1024, c.seal, c.extra), 0) << c.what;
+        EXPECT_EQ(scif_accept(l.epd, &peer, &a, 0), -1) << c.what << ": accepted";
+        EXPECT_EQ(errno, EAGAIN) << c.what;
+        EXPECT_TRUE(hung_up(conn.fd)) << c.what << ": the refused connection is still open";
+    }
+    // The control: sealed and of the announced size.
+    Conn good;
+    ASSERT_EQ(send_request(good, static_cast<unsigned>(l.port), 1024, Seal::all), 0);
+    ASSERT_EQ(scif_accept(l.epd, &peer, &a, SCIF_ACCEPT_SYNC), 0);
+    EXPECT_EQ(ack_answer(good.fd), 1);
+    scif_close(a);
+}
+
+// A connector that never sends its connect request does not hold up the
+// accept of the next one (it stays half-open until its deadline).
+TEST(ScifApi, SilentConnectorDoesNotHoldUpAccept)
+{
+    using namespace weft::test::scif_raw;
+    Listener l;
+    Conn silent;
+    silent.fd = dial(static_cast<unsigned>(l.port));
+    ASSERT_GE(silent.fd, 0);
+    scif_epd_t c = scif_open();
+    ASSERT_EQ(fcntl(c, F_SETFL, O_NONBLOCK), 0);
+    scif_port_id dst{0, static_cast<uint16_t>(l.port)};
+    ASSERT_EQ(scif_connect(c, &dst), -1);
+    ASSERT_EQ(errno, EINPROGRESS);
+    scif_port_id peer{};
+    scif_epd_t a = -1;
+    ASSERT_EQ(scif_accept(l.epd, &peer, &a, SCIF_ACCEPT_SYNC), 0);
+    EXPECT_FALSE(hung_up(silent.fd)) << "accept waited for the silent connector and dropped it";
+    EXPECT_TRUE(wait_for(c, POLLOUT) & POLLOUT);
+    EXPECT_GT(scif_connect(c, &dst), 0);
+    scif_close(a);
+    scif_close(c);
+}
+
+// A connection whose request comes after accept took it off the queue
+// (half-open) makes the listener readable again, and the next accept
+// completes it.
+TEST(ScifApi, LateConnectRequestMakesTheListenerReadable)
+{
+    using namespace weft::test::scif_raw;
+    Listener l;
+    Conn late;
+    late.fd = dial(static_cast<unsigned>(l.port));
+    ASSERT_GE(late.fd, 0);
+    scif_port_id peer{};
+    scif_epd_t a = -1;
+    EXPECT_EQ(scif_accept(l.epd, &peer, &a, 0), -1);
+    EXPECT_EQ(errno, EAGAIN);
+    scif_pollepd p{l.epd, POLLIN, 0};
+    EXPECT_EQ(scif_poll(&p, 1, 0), 0) << "nothing to accept yet";
+    // The request on the same socket, as send_request would have sent it.
+    Conn req;
+    ASSERT_EQ(send_request(req, static_cast<unsigned>(l.port), 1024, Seal::all), 0);
+    ASSERT_EQ(scif_accept(l.epd, &peer, &a, 0), 0) << "the on-time connector";
+    scif_close(a);
+    late.cells = req.cells;
+    ASSERT_EQ(send_ctrl(late.fd, [] {
+        CtrlMsg m{};
+        m.type = CtrlType::connect_req;
+        m.u.req.src_port = 4242;
+        m.u.req.ring_cells = 1024;
+        return m;
+    }(), req.memfd), 0);
+    EXPECT_EQ(wait_for(l.epd, POLLIN) & POLLIN, POLLIN) << "the late request did not wake the listener";
+    ASSERT_EQ(scif_accept(l.epd, &peer, &a, 0), 0);
+    EXPECT_EQ(ack_answer(late.fd), 1);
+    scif_close(a);
+}

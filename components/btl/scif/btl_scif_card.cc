@@ -9,7 +9,17 @@ bool parse_card(const void *bytes, size_t len, Card *out)
     if (!bytes || len != sizeof(Card))
         return false;
     std::memcpy(out, bytes, sizeof *out);
-    return out->magic == kCardMagic && out->version == kCardVersion && out->port != 0;
+    return out->magic == kCardMagic && out->version == kCardVersion && out->port != 0 && out->pid != 0;
+}
+
+bool parse_hello(const void *bytes, size_t len, HelloHead *head, const char **job, size_t *job_len)
+{
+    if (!bytes || len < sizeof(HelloHead) || len > sizeof(HelloHead) + kMaxJobId)
+        return false;
+    std::memcpy(head, bytes, sizeof *head);
+    *job = static_cast<const char *>(bytes) + sizeof(HelloHead);
+    *job_len = len - sizeof(HelloHead);
+    return true;
 }
 
 bool parse_rkey(const void *bytes, size_t len, Rkey *out)

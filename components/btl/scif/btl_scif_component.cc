@@ -61,6 +61,16 @@ const weft::cutil::ParamSpec kParams[] = {
      "bursts and carry larger eager messages, smaller ones save memory with many local peers. "
      "0: sized for the job, 2M with up to 16 local processes, halved as they grow (32M of "
      "rings per process at most), 64k at least."},
+    {"max_ring_size", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_DETAIL,
+     "Largest receive ring a connecting process may ask this one to map (bytes per direction; "
+     "larger requests are refused). 0: this process's own btl_scif_ring_size, so every process "
+     "of a job must use the same ring size."},
+    {"handshake_timeout", WEFT_PARAM_DOUBLE, "10", WEFT_LEVEL_TUNER_DETAIL,
+     "Seconds an incoming connection may take to send its connect request and its hello; slower "
+     "ones are closed and counted as refused."},
+    {"max_pending", WEFT_PARAM_INT, "64", WEFT_LEVEL_TUNER_DETAIL,
+     "Incoming connections that may wait unauthenticated at once (no connect request or no "
+     "hello yet); a new one past that closes the oldest (counted as refused)."},
 };
 
 int scif_open_component(const weft_host_t *host)
@@ -98,6 +108,22 @@ int read_config(const weft_host_t *host, ScifConfig *config)
 {
     int64_t priority = config->priority;
     uint64_t eager = config->eager_limit, max_send = config->max_send, ring = config->ring_size;
+    uint64_t max_ring = config->max_ring_size;
+    double handshake = config->handshake_timeout;
+    int64_t max_pending = static_cast<int64_t>(config->max_pending);
+    host->param_get_size("btl_scif_max_ring_size", &max_ring);
+    host->param_get_double("btl_scif_handshake_timeout", &handshake);
+    host->param_get_int("btl_scif_max_pending", &max_pending);
+    if (max_ring != 0 && (max_ring < 4096 || max_ring > (uint64_t{64} << 20)))
+        return refuse(host, "btl_scif_max_ring_size", max_ring, "0 or 4k to 64M");
+    if (!(handshake > 0) || handshake > 86400)
+        return refuse(host, "btl_scif_handshake_timeout", static_cast<uint64_t>(handshake),
+                      "seconds above 0, at most 86400");
+    if (max_pending < 1 || max_pending > 65536)
+        return refuse(host, "btl_scif_max_pending", static_cast<uint64_t>(max_pending), "1 to 65536");
+    config->max_ring_size = max_ring;
+    config->handshake_timeout = handshake;
+    config->max_pending = static_cast<size_t>(max_pending);
     host->param_get_int("btl_scif_priority", &priority);
     host->param_get_size("btl_scif_eager_limit", &eager);
     host->param_get_size("btl_scif_max_send", &max_send);

@@ -1,6 +1,7 @@
 #include "btl_scif_module.hpp"
 
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <string_view>
 
 #include "scif_endpoint.hpp"
 
@@ -64,6 +67,11 @@ ScifModule::ScifModule(const weft_host_t *host, const weft_btl_component_t *comp
 
 ScifModule::~ScifModule()
 {
+    if (refused_ > 0)
+        host_->log(&c_.component->base, WEFT_LOG_INFO,
+                   "btl/scif: refused %lu incoming connections of processes that were not "
+                   "authenticated peers of this job",
+                   refused_);
     for (auto &ep : endpoints_)
         if (ep->epd >= 0)
             sc::close_endpoint(ep->epd);
@@ -80,6 +88,12 @@ void ScifModule::log_error(const char *fmt, const std::string &arg) const
 
 int ScifModule::start()
 {
+    // A connector must present this (read from our card in the modex).
+    if (getrandom(secret_, sizeof secret_, 0) != static_cast<ssize_t>(sizeof secret_)) {
+        log_error("btl/scif: getrandom failed (%s); cannot make the connection secret",
+                  std::strerror(errno));
+        return WEFT_ERR_IO;
+    }
     sc::set_ring_cells(static_cast<uint32_t>(config_.ring_size / sc::kCell));
     listen_epd_ = sc::open_endpoint();
     if (listen_epd_ < 0) {
@@ -96,6 +110,7 @@ int ScifModule::start()
         return WEFT_ERR_IO;
     }
     port_ = static_cast<uint16_t>(port);
+    apply_accept_policy();
     epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
     if (epoll_fd_ >= 0) {
         watch(listen_epd_);
@@ -111,6 +126,43 @@ int ScifModule::start()
     if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) == sizeof got && got == word)
         c_.caps.flags |= WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET;
     return WEFT_SUCCESS;
+}
+
+void ScifModule::apply_accept_policy()
+{
+    sc::Endpoint *lis = sc::lookup(listen_epd_);
+    if (!lis)
+        return;
+    sc::AcceptPolicy &p = lis->accept_policy;
+    const size_t max_ring = config_.max_ring_size ? config_.max_ring_size : config_.ring_size;
+    p.max_ring_cells = static_cast<uint32_t>(std::max<size_t>(max_ring / sc::kCell, 1));
+    p.handshake_timeout = handshake_timeout();
+    p.max_pending = config_.max_pending;
+    p.commit_on_accept = false;   // committed once the hello is accepted
+    p.on_refuse = [this](pid_t pid, const char *why) { refuse(pid, why); };
+}
+
+void ScifModule::refuse(pid_t pid, const std::string &why)
+{
+    ++refused_;
+    const auto *self = &c_.component->base;
+    const std::string who = pid > 0 ? "pid " + std::to_string(pid) : "an unknown process";
+    if (refused_ == 1) {
+        // Once per process: what is refused and why; the rest at debug level.
+        const char *args[] = {"who", who.c_str(), "why", why.c_str(), nullptr};
+        host_->show_help(self, "refused", args);
+    }
+    if (host_->log_enabled(self, WEFT_LOG_DEBUG))
+        host_->log(self, WEFT_LOG_DEBUG, "btl/scif: refused a connection from %s: %s (%lu refused)",
+                   who.c_str(), why.c_str(), refused_);
+}
+
+void ScifModule::refuse_endpoint(ScifEndpoint &ep, const std::string &why)
+{
+    const sc::Endpoint *s = sc::lookup(ep.epd);
+    refuse(s ? s->peer_pid : 0, why);
+    ep.reported = true;   // never announced: closed quietly
+    finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
 }
 
 ScifModule *ScifModule::from(weft_btl_module_t *m)
@@ -202,6 +254,7 @@ void ScifModule::size_for_job()
             ring *= 2;
         config_.ring_size = ring;
         sc::set_ring_cells(static_cast<uint32_t>(ring / sc::kCell));
+        apply_accept_policy();
     }
     if (config_.auto_eager) {
         config_.eager_limit = std::clamp<size_t>(config_.ring_size / 32, 4096, 64 * 1024);
@@ -220,7 +273,8 @@ int ScifModule::card(void *buf, size_t *len)
         return WEFT_ERR_TRUNCATED;
     }
     Card c{kCardMagic, kCardVersion, port_, static_cast<uint32_t>(geteuid()),
-           static_cast<uint32_t>(getpid())};
+           static_cast<uint32_t>(getpid()), {}};
+    std::memcpy(c.secret, secret_, sizeof c.secret);
     std::memcpy(buf, &c, sizeof c);
     *len = sizeof c;
     return WEFT_SUCCESS;
@@ -238,6 +292,7 @@ int ScifModule::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
     Card card;
     parse_card(peer->card, peer->card_len, &card);
     auto ep = std::make_unique<ScifEndpoint>();
+    ep->card = card;
     ep->c.size = sizeof ep->c;
     ep->c.module = &c_;
     ep->c.peer_rank = peer->rank;
@@ -514,20 +569,50 @@ void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
         flush_pending(ep);
 }
 
+std::string ScifModule::check_hello(const ScifEndpoint &ep, const std::byte *p, size_t len) const
+{
+    HelloHead head;
+    const char *job;
+    size_t job_len;
+    if (!parse_hello(p, len, &head, &job, &job_len))
+        return "malformed hello (" + std::to_string(len) + " bytes)";
+    if (std::memcmp(head.secret, secret_, sizeof secret_) != 0)
+        return "wrong secret (not a process of this job, or a stale card)";
+    const weft_btl_process_t *proc = c_.process;
+    if (!proc || !proc->job_id || !WEFT_HAS_MEMBER(proc, weft_btl_process_t, peer_card) ||
+        !proc->peer_card)
+        return "no runtime here to check the peer's rank against";
+    if (std::string_view(job, job_len) != proc->job_id)
+        return "job id '" + std::string(job, job_len) + "' is not this job's";
+    if (head.rank == proc->rank)
+        return "it claims this process's own rank " + std::to_string(head.rank);
+    if (head.rank >= proc->job_size)
+        return "rank " + std::to_string(head.rank) + " is outside the job";
+    Card card;
+    std::byte buf[sizeof(Card)];
+    size_t buf_len = sizeof buf;
+    if (proc->peer_card(proc->card_ctx, const_cast<weft_btl_module_t *>(&c_), head.rank, buf,
+                        &buf_len) != WEFT_SUCCESS ||
+        !parse_card(buf, buf_len, &card))
+        return "rank " + std::to_string(head.rank) + " published no scif card";
+    const sc::Endpoint *s = sc::lookup(ep.epd);
+    if (!s || static_cast<uint32_t>(s->peer_pid) != card.pid)
+        return "it claims rank " + std::to_string(head.rank) + ", whose card says pid " +
+               std::to_string(card.pid);
+    return {};
+}
+
 bool ScifModule::handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len)
 {
     sc::Endpoint *s = sc::lookup(ep.epd);
     const uint32_t me = my_rank();
-    uint32_t rank;
-    if (len < sizeof rank || len > sizeof rank + 512)
-        return false;
-    std::memcpy(&rank, p, sizeof rank);
-    const std::string job(reinterpret_cast<const char *>(p + sizeof rank), len - sizeof rank);
-    // Only processes of this job may join (both sides know their job).
-    if (c_.process && c_.process->job_id && !job.empty() && job != c_.process->job_id) {
+    if (std::string why = check_hello(ep, p, len); !why.empty()) {
         send_reply(*s, kRefuse, me);
+        refuse_endpoint(ep, why);
         return false;
     }
+    uint32_t rank;
+    std::memcpy(&rank, p, sizeof rank);
     int events = 0;
     if (ScifEndpoint *mine = find_peer(rank, &ep)) {
         // Both sides connected at once: the lower rank's connection wins.
@@ -540,6 +625,7 @@ bool ScifModule::handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len)
             return false;
         }
         // The peer's connection replaces ours in the endpoint the runtime holds.
+        sc::commit_receive_ring(*s);
         send_reply(*s, kAccept, me);
         if (mine->epd >= 0)
             sc::close_endpoint(mine->epd);
@@ -562,6 +648,7 @@ bool ScifModule::handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len)
         return false;
     }
     ep.c.runtime_ctx = ctx;
+    sc::commit_receive_ring(*s);
     send_reply(*s, kAccept, me);
     connected(ep, &events, false);
     return true;
@@ -601,15 +688,22 @@ int ScifModule::deliver(ScifEndpoint &ep, int budget)
         if (ep.phase == EpPhase::awaiting_hello) {
             // Copied out and freed first: handle_hello may hand the
             // connection to another endpoint or close it.
-            std::byte hello[sizeof(uint32_t) + 513];
+            // One byte more than the largest hello, so a longer one is refused.
+            std::byte hello[sizeof(HelloHead) + kMaxJobId + 1];
             const size_t len = type == kHello ? std::min(c.payload.size(), sizeof hello) : 0;
             if (len)
                 std::memcpy(hello, c.payload.data(), len);
             s->rx.pop();
             ++events;
-            if (type != kHello || !handle_hello(ep, hello, len)) {
-                ep.reported = true;   // never announced: close quietly
-                finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
+            if (type != kHello) {
+                refuse_endpoint(ep, "its first message is not a hello");
+                return events;
+            }
+            if (!handle_hello(ep, hello, len)) {
+                if (ep.phase != EpPhase::dead) {
+                    ep.reported = true;   // never announced: close quietly
+                    finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
+                }
                 return events;
             }
             if (ep.phase != EpPhase::connected)
@@ -709,6 +803,11 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
     }
     if (ep.phase == EpPhase::waiting_peer)
         return;
+    if (ep.phase == EpPhase::awaiting_hello && std::chrono::steady_clock::now() >= ep.hello_deadline) {
+        refuse_endpoint(ep, "no hello within btl_scif_handshake_timeout");
+        ++*events;
+        return;
+    }
     sc::Endpoint *s = sc::lookup(ep.epd);
     if (ep.phase == EpPhase::connecting) {
         int rc = sc::finish_connect(*s, false);
@@ -720,13 +819,23 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
                    "btl/scif: the peer closed before accepting the connection");
             return;
         }
+        if (static_cast<uint32_t>(s->peer_pid) != ep.card.pid) {
+            // Someone else bound the port of the peer's card (it went away).
+            finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_UNREACHABLE,
+                   ("btl/scif: the process listening on the peer's scif port is pid " +
+                    std::to_string(s->peer_pid) + ", not the pid " + std::to_string(ep.card.pid) +
+                    " of the peer's card; refusing to talk to it")
+                       .c_str());
+            return;
+        }
         // Hello first: the acceptor learns who we are before anything else,
         // and answers before we send anything else.
-        uint32_t rank = my_rank();   // unknown without a runtime
+        HelloHead head{my_rank(), {}};   // rank unknown without a runtime
+        std::memcpy(head.secret, ep.card.secret, sizeof head.secret);
         std::string job = c_.process && c_.process->job_id ? c_.process->job_id : "";
-        if (job.size() > 512)
-            job.resize(512);
-        const std::span<const std::byte> hello[2] = {bytes(&rank, sizeof rank),
+        if (job.size() > kMaxJobId)
+            job.resize(kMaxJobId);
+        const std::span<const std::byte> hello[2] = {bytes(&head, sizeof head),
                                                      bytes(job.data(), job.size())};
         if (sc::try_send_message(*s, kHello, 0, hello) != 0) {
             finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_IO, "btl/scif: cannot send the hello");
@@ -771,8 +880,7 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
         ++*events;
         const bool orderly = s->rx.producer_closed();
         if (ep.phase == EpPhase::awaiting_hello) {
-            ep.reported = true;   // never announced
-            finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
+            refuse_endpoint(ep, "it closed before its hello");
         } else if (ep.phase == EpPhase::awaiting_reply) {
             finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_UNREACHABLE,
                    "btl/scif: the peer closed the connection before answering its hello");
@@ -790,14 +898,29 @@ void ScifModule::accept_new(int *events)
     sc::Endpoint *lis = sc::lookup(listen_epd_);
     if (!lis)
         return;
+    // Half-open sockets join the wait set, so a sleeper wakes for their
+    // connect request (the socket's close takes it out again).
+    const std::function<void(int)> watch_half_open = [this](int fd) { watch(fd); };
     for (;;) {
         std::unique_ptr<sc::Endpoint> conn;
-        if (sc::accept_one(*lis, false, &conn) != 0)
+        if (sc::accept_one(*lis, false, &conn, watch_half_open) != 0)
             return;
         int epd = sc::adopt(std::move(conn));
         if (epd < 0)
             return;
         watch(epd);
+        // At most max_pending wait for their hello: the oldest goes first.
+        size_t waiting = 0;
+        ScifEndpoint *oldest = nullptr;
+        for (auto &e : endpoints_) {
+            if (e->phase != EpPhase::awaiting_hello)
+                continue;
+            ++waiting;
+            if (!oldest)
+                oldest = e.get();
+        }
+        if (oldest && waiting >= config_.max_pending)
+            refuse_endpoint(*oldest, "too many connections without a hello (evicted)");
         auto ep = std::make_unique<ScifEndpoint>();
         ep->c.size = sizeof ep->c;
         ep->c.module = &c_;
@@ -805,6 +928,7 @@ void ScifModule::accept_new(int *events)
         ep->c.state = WEFT_BTL_EP_CONNECTING;
         ep->epd = epd;
         ep->phase = EpPhase::awaiting_hello;
+        ep->hello_deadline = std::chrono::steady_clock::now() + handshake_timeout();
         add_endpoint(std::move(ep));
         ++*events;
     }

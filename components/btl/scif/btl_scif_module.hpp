@@ -22,14 +22,21 @@
 // the set readable. A hang-up (peer killed) and a new connection wake it
 // too. The flags stay clear while the process polls, so a sender to an
 // awake receiver makes no system call and no atomic read-modify-write.
-// The connector's first message is a hello (rank, job id): the acceptor
-// learns ep->peer_rank from it before the accepted upcall, and answers with a
+// The connector's first message is a hello (rank, the acceptor's secret from
+// its card, job id): the acceptor checks it (the secret, the job, a rank of
+// the job other than its own whose card names the connecting pid, as
+// SO_PEERCRED reports it) before the accepted upcall, and answers with a
 // hello reply (accept, duplicate, refuse) before the connector sends anything
-// else. One endpoint per peer: when both sides connect at once, the lower
+// else. Until then the connection is a stranger's: its receive ring is not
+// committed (zero-filled), it counts toward btl_scif_max_pending, and it is
+// closed at btl_scif_handshake_timeout. Refusals are counted and logged once
+// per connection (the first as a warning, then at debug level; the count at
+// finalize). One endpoint per peer: when both sides connect at once, the lower
 // rank's connection wins (as in btl/tcp); the loser waits for the winner's
 // connection and adopts it into the endpoint the runtime already holds.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -53,6 +60,9 @@ struct ScifConfig {
     // Parameters left at 0: sized for the job once its local size is known
     // (see ScifModule::size_for_job); the values above until then.
     bool auto_ring = false, auto_eager = false;
+    size_t max_ring_size = 0;        // largest ring accepted; 0: ring_size
+    double handshake_timeout = 10;   // seconds to the hello
+    size_t max_pending = 64;         // unauthenticated connections at once
 };
 
 // Ring message types (weft::scif::kFirstUserType and up).
@@ -60,7 +70,7 @@ enum MsgType : uint8_t {
     kAm = 2,          // whole message; tag = am id
     kFragFirst = 3,   // first fragment; tag = am id; payload: u64 total, data
     kFrag = 4,        // next fragment: data
-    kHello = 5,       // connector -> acceptor: u32 rank, job id bytes
+    kHello = 5,       // connector -> acceptor: HelloHead, job id bytes
     kHelloReply = 6,  // acceptor -> connector: tag = HelloAnswer; u32 rank
     kRdv = 7,         // tag = am id; payload: RdvDesc (read it from the sender)
     kRdvDone = 8,     // payload: u64 cookie of an RdvDesc read: its copy may go
@@ -94,6 +104,11 @@ struct ScifEndpoint {
     // delivered on the endpoint in that round: the runtime acts on the state
     // change (sets up its handlers) before the first recv upcall.
     unsigned long connected_round = 0;
+    // Accepted: when an unauthenticated connection is dropped.
+    std::chrono::steady_clock::time_point hello_deadline{};
+    // Ours: the peer's card (its secret goes in the hello; the acceptor
+    // must be its pid).
+    Card card{};
     // Large sends waiting for ring room, in order; front may be partly sent.
     struct Pending {
         uint8_t am_id;
@@ -152,6 +167,7 @@ public:
     int prepare_wait();
     int disconnect(ScifEndpoint &ep);
     bool in_progress() const { return in_progress_; }
+    unsigned long refused() const { return refused_; }
 
 private:
     void accept_new(int *events);
@@ -173,6 +189,17 @@ private:
     bool has_work();
     void disarm(int *events);
     void log_error(const char *fmt, const std::string &arg) const;
+    // Counts and logs one refused incoming connection (pid 0: not known).
+    void refuse(pid_t pid, const std::string &why);
+    // Refuses an accepted connection before its hello was accepted, quietly
+    // for the runtime (it never learned of it).
+    void refuse_endpoint(ScifEndpoint &ep, const std::string &why);
+    std::string check_hello(const ScifEndpoint &ep, const std::byte *p, size_t len) const;
+    void apply_accept_policy();
+    std::chrono::milliseconds handshake_timeout() const
+    {
+        return std::chrono::milliseconds(static_cast<long long>(config_.handshake_timeout * 1000));
+    }
 
     const weft_host_t *host_;
     weft_btl_module_t c_{};
@@ -193,6 +220,8 @@ private:
     bool in_progress_ = false;
     bool sized_ = false;                // size_for_job() ran
     unsigned long rounds_ = 0;
+    uint8_t secret_[kSecretBytes] = {};   // in our card; connectors present it
+    unsigned long refused_ = 0;
     int epoll_fd_ = -1;      // wait_fd(): the sockets that wake a sleeper
     bool armed_ = false;     // prepare_wait() set the waiting flags
 };

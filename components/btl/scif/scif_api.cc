@@ -194,9 +194,16 @@ short poll_events(Endpoint &ep, short want)
     short got = 0;
     switch (ep.state) {
     case State::listening: {
+        // A new connection, or one accept took off the queue whose connect
+        // request (or hang-up) has come since: accept has work either way.
         pollfd p{ep.fd(), POLLIN, 0};
         if (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN))
             got |= POLLIN;
+        for (size_t i = 0; i < ep.half_open.size() && !(got & POLLIN); ++i) {
+            pollfd h{ep.half_open[i].ep->fd(), POLLIN, 0};
+            if (::poll(&h, 1, 0) > 0)
+                got |= POLLIN;
+        }
         break;
     }
     case State::connecting:

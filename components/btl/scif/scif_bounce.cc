@@ -58,9 +58,9 @@ int make_bounce(BounceRequester *out, UniqueFd *peer_sock, UniqueFd *peer_memfd)
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return errno == EMFILE || errno == ENFILE ? -ENOMEM : -errno;
     UniqueFd mine(sv[0]), theirs(sv[1]);
-    UniqueFd mfd(::memfd_create("weft-scif-bounce", MFD_CLOEXEC));
-    if (!mfd || ::ftruncate(mfd.get(), static_cast<off_t>(kBounceBytes)) != 0)
-        return -ENOMEM;
+    UniqueFd mfd;
+    if (int rc = make_sealed_memfd("weft-scif-bounce", kBounceBytes, &mfd); rc != 0)
+        return rc;
     Mapping slots = Mapping::shared(mfd.get(), kBounceBytes);
     if (!slots)
         return -ENOMEM;
@@ -118,13 +118,11 @@ int bounce_move(BounceRequester &b, RmaOp op, std::byte *local, uint64_t roff, u
 
 int BounceServer::start(Endpoint &ep, UniqueFd sock, UniqueFd memfd)
 {
-    struct stat st{};
-    if (!sock || !memfd || ::fstat(memfd.get(), &st) != 0 ||
-        static_cast<size_t>(st.st_size) != kBounceBytes)
+    if (!sock || !memfd)
         return -EPROTO;
-    slots_ = Mapping::shared(memfd.get(), kBounceBytes);
-    if (!slots_)
-        return -ENOMEM;
+    // The requester's memfd, checked like a ring segment (sealed, exact size).
+    if (int rc = map_peer_memfd(memfd.get(), kBounceBytes, &slots_); rc != 0)
+        return rc;
     sock_ = std::move(sock);
     self_mem_ = UniqueFd(::open("/proc/self/mem", O_RDWR | O_CLOEXEC));
     try {

@@ -228,8 +228,37 @@ int wait_readable(int fd, int timeout_ms)
     return r;
 }
 
+constexpr int kPeerMemfdSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 
 } // namespace
+
+int make_sealed_memfd(const char *name, size_t len, UniqueFd *out)
+{
+    UniqueFd mfd(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (!mfd)
+        return errno == EMFILE || errno == ENFILE ? -ENOMEM : -errno;
+    if (::ftruncate(mfd.get(), static_cast<off_t>(len)) != 0)
+        return -ENOMEM;
+    if (::fcntl(mfd.get(), F_ADD_SEALS, kPeerMemfdSeals) != 0)
+        return -errno;
+    *out = std::move(mfd);
+    return 0;
+}
+
+int map_peer_memfd(int fd, size_t len, Mapping *out)
+{
+    // Without these seals the peer could shrink the file under our mapping
+    // and the next access to a lost page would kill us with SIGBUS.
+    const int seals = ::fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || (seals & kPeerMemfdSeals) != kPeerMemfdSeals)
+        return -EPROTO;
+    struct stat st{};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+        static_cast<size_t>(st.st_size) != len)
+        return -EPROTO;
+    *out = Mapping::shared(fd, len);
+    return *out ? 0 : -ENOMEM;
+}
 
 namespace {
 std::atomic<uint32_t> g_ring_cells{0};
@@ -425,11 +454,9 @@ int start_handshake(Endpoint &ep, uint16_t dst_port)
 {
     const uint32_t cells = ring_cells_default();
     const Layout l = layout(cells);
-    UniqueFd mfd(::memfd_create("weft-scif", MFD_CLOEXEC));
-    if (!mfd)
-        return -ENOMEM;
-    if (::ftruncate(mfd.get(), static_cast<off_t>(l.total)) != 0)
-        return -ENOMEM;
+    UniqueFd mfd;
+    if (int rc = make_sealed_memfd("weft-scif", l.total, &mfd); rc != 0)
+        return rc;
     ep.segment = Mapping::shared(mfd.get(), l.total);
     if (!ep.segment)
         return -ENOMEM;
@@ -437,6 +464,7 @@ int start_handshake(Endpoint &ep, uint16_t dst_port)
     ring_init(reinterpret_cast<RingShared *>(ep.segment.data() + l.s2c), cells);
     touch_receive_ring(ep, true, cells);
     attach(ep, true, cells);
+    ep.ring_cells = cells;
     CtrlMsg req{};
     req.type = CtrlType::connect_req;
     req.u.req.src_port = ep.port;
@@ -511,97 +539,169 @@ int finish_connect(Endpoint &ep, bool block)
     }
 }
 
-int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out)
+namespace {
+
+// Why a connect_req is refused, or nullptr: it is complete and ep is
+// connected (the ack sent). Descriptors: the segment memfd, then the
+// bounce server's socket and memfd when the request asks for them.
+const char *complete_accept(Endpoint &lis, Endpoint &ep, std::span<const std::byte> msg,
+                            std::span<UniqueFd, kMaxPassedFds> fds, int *err)
 {
-    for (;;) {
-        // The listening socket itself blocks (its flags are the user's), so
-        // ask poll() first when we must not wait.
-        if (!block && wait_readable(lis.fd(), 0) <= 0)
-            return -EAGAIN;
-        // A blocking accept4() follows the signal's SA_RESTART, as accept()
-        // does; the poll() below never restarts: both give EINTR
-        // ("interrupted function") to a SCIF_ACCEPT_SYNC caller.
+    const AcceptPolicy &policy = lis.accept_policy;
+    CtrlMsg req;
+    if (parse_ctrl(msg, &req) != 0 || req.type != CtrlType::connect_req)
+        return "its first message is not a valid connect request";
+    UniqueFd &mfd = fds[0];
+    if (!mfd)
+        return "its connect request brought no ring segment";
+    const uint32_t cells = req.u.req.ring_cells;
+    if (cells > policy.max_ring_cells)
+        return "it asked for rings larger than this process accepts";
+    const Layout l = layout(cells);
+    if (int rc = map_peer_memfd(mfd.get(), l.total, &ep.segment); rc != 0) {
+        *err = rc;
+        return rc == -EPROTO ? "its ring segment is not a sealed memfd of the announced size"
+                             : "cannot map its ring segment";
+    }
+    auto *c2s = reinterpret_cast<RingShared *>(ep.segment.data() + l.c2s);
+    auto *s2c = reinterpret_cast<RingShared *>(ep.segment.data() + l.s2c);
+    if (c2s->magic != kRingMagic || s2c->magic != kRingMagic || c2s->cells != cells ||
+        s2c->cells != cells)
+        return "its ring segment holds no valid rings";
+    ep.ring_cells = cells;
+    ep.receive_ring_cold = true;
+    if (policy.commit_on_accept)
+        commit_receive_ring(ep);
+    attach(ep, false, cells);
+    ep.rma_service = lis.rma_service;
+    ep.single_copy = probe_single_copy(ep.peer_pid, req.u.req.probe_addr, req.u.req.probe_value);
+    CtrlMsg ack{};
+    ack.type = CtrlType::connect_ack;
+    ack.u.ack.port = lis.port;
+    ack.u.ack.probe_addr = reinterpret_cast<uintptr_t>(&g_probe_word);
+    ack.u.ack.probe_value = probe_word();
+    UniqueFd svc_sock, svc_mem;
+    if (!ep.single_copy && ep.rma_service) {
+        if (int rc = make_bounce(&ep.bounce, &svc_sock, &svc_mem); rc != 0) {
+            *err = rc;
+            return "cannot make its bounce buffers";
+        }
+        ack.u.ack.flags |= kCtrlNeedBounce;
+    }
+    maybe_serve(ep, req.u.req.flags, fds[1], fds[2]);
+    const int pass[2] = {svc_sock.get(), svc_mem.get()};
+    if (send_ctrl(ep.fd(), ack, std::span<const int>(pass, svc_sock ? 2 : 0)) != 0)
+        return "it went away before the connect ack";
+    ep.port = lis.port;
+    ep.peer = {0, req.u.req.src_port};
+    ep.state = State::connected;
+    return nullptr;
+}
+
+void refuse_half_open(Endpoint &lis, const Endpoint &ep, const char *why)
+{
+    if (lis.accept_policy.on_refuse)
+        lis.accept_policy.on_refuse(ep.peer_pid, why);
+}
+
+// Moves the listen queue into lis.half_open. 0, or -errno of a failed accept
+// other than an empty queue.
+int take_new_connections(Endpoint &lis, const std::function<void(int)> &on_half_open)
+{
+    const AcceptPolicy &policy = lis.accept_policy;
+    // The listening socket blocks (its flags are the user's): ask poll() first.
+    while (wait_readable(lis.fd(), 0) > 0) {
         UniqueFd conn(::accept4(lis.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
         if (!conn) {
-            if (errno == EINTR && block)
-                return -EINTR;
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
-            if (errno != EAGAIN)
-                return errno == EMFILE || errno == ENFILE || errno == ENOBUFS ? -ENOMEM : -errno;
-            if (!block)
-                return -EAGAIN;
-            pollfd p{lis.fd(), POLLIN, 0};
-            if (::poll(&p, 1, -1) < 0 && errno == EINTR)
-                return -EINTR;
-            continue;
+            if (errno == EAGAIN)
+                return 0;
+            return errno == EMFILE || errno == ENFILE || errno == ENOBUFS ? -ENOMEM : -errno;
         }
         auto ep = std::make_unique<Endpoint>(std::move(conn));
-        if (!peer_has_my_uid(ep->fd(), &ep->peer_pid))
-            continue;   // another user's process: refused (it sees a hang-up)
-        // The connector sends its request right after connect(); one that
-        // does not within the bound is dropped ("failed to complete").
-        std::byte buf[kCtrlMax];
-        UniqueFd fds[kMaxPassedFds];
-        ssize_t n = recv_ctrl(ep->fd(), buf, fds);
-        if (n == -EAGAIN && wait_readable(ep->fd(), 5000) > 0)
-            n = recv_ctrl(ep->fd(), buf, fds);
-        UniqueFd &mfd = fds[0];
-        CtrlMsg req;
-        if (n <= 0 || parse_ctrl(std::span(buf, static_cast<size_t>(n)), &req) != 0 ||
-            req.type != CtrlType::connect_req || !mfd) {
-            if (!block)
-                return -EAGAIN;
+        if (!peer_has_my_uid(ep->fd(), &ep->peer_pid)) {
+            // Another user's process (it sees a hang-up): its pid says nothing here.
+            ep->peer_pid = 0;
+            refuse_half_open(lis, *ep, "it runs as another user");
             continue;
         }
-        const uint32_t cells = req.u.req.ring_cells;
-        const Layout l = layout(cells);
-        struct stat st{};
-        if (::fstat(mfd.get(), &st) != 0 || static_cast<size_t>(st.st_size) != l.total) {
-            if (!block)
-                return -EAGAIN;
-            continue;
+        if (lis.half_open.size() >= std::max<size_t>(policy.max_pending, 1)) {
+            refuse_half_open(lis, *lis.half_open.front().ep,
+                             "too many connections without a connect request (evicted)");
+            lis.half_open.erase(lis.half_open.begin());
         }
-        ep->segment = Mapping::shared(mfd.get(), l.total);
-        if (!ep->segment)
-            return -ENOMEM;
-        auto *c2s = reinterpret_cast<RingShared *>(ep->segment.data() + l.c2s);
-        auto *s2c = reinterpret_cast<RingShared *>(ep->segment.data() + l.s2c);
-        if (c2s->magic != kRingMagic || s2c->magic != kRingMagic || c2s->cells != cells ||
-            s2c->cells != cells) {
-            if (!block)
-                return -EAGAIN;
-            continue;
-        }
-        touch_receive_ring(*ep, false, cells);
-        attach(*ep, false, cells);
-        ep->rma_service = lis.rma_service;
-        ep->single_copy = probe_single_copy(ep->peer_pid, req.u.req.probe_addr,
-                                            req.u.req.probe_value);
-        CtrlMsg ack{};
-        ack.type = CtrlType::connect_ack;
-        ack.u.ack.port = lis.port;
-        ack.u.ack.probe_addr = reinterpret_cast<uintptr_t>(&g_probe_word);
-        ack.u.ack.probe_value = probe_word();
-        UniqueFd svc_sock, svc_mem;
-        if (!ep->single_copy && ep->rma_service) {
-            if (int rc = make_bounce(&ep->bounce, &svc_sock, &svc_mem); rc != 0)
-                return rc;
-            ack.u.ack.flags |= kCtrlNeedBounce;
-        }
-        maybe_serve(*ep, req.u.req.flags, fds[1], fds[2]);
-        const int pass[2] = {svc_sock.get(), svc_mem.get()};
-        if (send_ctrl(ep->fd(), ack, std::span<const int>(pass, svc_sock ? 2 : 0)) != 0) {
-            if (!block)
-                return -EAGAIN;
-            continue;
-        }
-        ep->port = lis.port;
-        ep->peer = {0, req.u.req.src_port};
-        ep->state = State::connected;
-        *out = std::move(ep);
-        return 0;
+        if (on_half_open)
+            on_half_open(ep->fd());
+        lis.half_open.push_back({std::move(ep), Clock::now() + policy.handshake_timeout});
     }
+    return 0;
+}
+
+} // namespace
+
+int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out,
+               const std::function<void(int fd)> &on_half_open)
+{
+    for (;;) {
+        if (int rc = take_new_connections(lis, on_half_open); rc != 0 && lis.half_open.empty())
+            return rc;
+        const auto now = Clock::now();
+        auto soonest = Clock::time_point::max();
+        for (size_t i = 0; i < lis.half_open.size();) {
+            Endpoint &ep = *lis.half_open[i].ep;
+            std::byte buf[kCtrlMax];
+            UniqueFd fds[kMaxPassedFds];
+            const ssize_t n = recv_ctrl(ep.fd(), buf, fds);
+            const char *why = nullptr;
+            int err = 0;
+            if (n == -EAGAIN) {
+                if (now < lis.half_open[i].deadline) {
+                    soonest = std::min(soonest, lis.half_open[i].deadline);
+                    ++i;
+                    continue;
+                }
+                why = "no connect request within the handshake timeout";
+            } else if (n <= 0) {
+                why = n == 0 ? "it closed before its connect request"
+                             : "its connect request could not be read";
+            } else {
+                why = complete_accept(lis, ep, std::span(buf, static_cast<size_t>(n)), fds, &err);
+            }
+            std::unique_ptr<Endpoint> done = std::move(lis.half_open[i].ep);
+            lis.half_open.erase(lis.half_open.begin() + static_cast<long>(i));
+            if (!why) {
+                *out = std::move(done);
+                return 0;
+            }
+            refuse_half_open(lis, *done, why);
+            if (err == -ENOMEM)
+                return err;
+        }
+        if (!block)
+            return -EAGAIN;
+        // Wait for the queue or any half-open connection, until the nearest
+        // deadline: no connector can hold the others up.
+        std::vector<pollfd> fds;
+        fds.push_back({lis.fd(), POLLIN, 0});
+        for (const auto &h : lis.half_open)
+            fds.push_back({h.ep->fd(), POLLIN, 0});
+        int timeout = -1;
+        if (soonest != Clock::time_point::max()) {
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(soonest - Clock::now());
+            timeout = static_cast<int>(std::clamp<long long>(left.count(), 0, INT32_MAX));
+        }
+        if (::poll(fds.data(), fds.size(), timeout) < 0 && errno == EINTR)
+            return -EINTR;
+    }
+}
+
+void commit_receive_ring(Endpoint &ep)
+{
+    if (!ep.receive_ring_cold || !ep.segment)
+        return;
+    ep.receive_ring_cold = false;
+    touch_receive_ring(ep, false, ep.ring_cells);
 }
 
 // ---- control socket -------------------------------------------------------------

@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -70,6 +72,28 @@ struct alignas(kCell) SideShared {
     uint64_t rma_done;
 };
 
+class Endpoint;
+
+// What a listening endpoint accepts. A connection is half-open from its
+// socket's accept until its connect_req arrives; half-open connections never
+// block the listener (each is read when it has something), are dropped after
+// handshake_timeout, and at most max_pending wait at once (a new one past
+// that evicts the oldest: a real connector sends its request at once, so the
+// newest is the likeliest to be real).
+struct AcceptPolicy {
+    std::chrono::milliseconds handshake_timeout{5000};
+    size_t max_pending = 64;
+    // Largest ring a connector may ask for (cells per direction): the
+    // acceptor maps two of them and zero-fills the one it receives on.
+    uint32_t max_ring_cells = 1u << 20;
+    // Zero-fill (first touch) the receive ring at accept. Off: the memory is
+    // committed by commit_receive_ring(), once the owner trusts the peer.
+    bool commit_on_accept = true;
+    // Called once per refused or dropped connection (pid 0: not known),
+    // with what was wrong; never for one accepted.
+    std::function<void(pid_t pid, const char *why)> on_refuse;
+};
+
 class Endpoint {
 public:
     explicit Endpoint(UniqueFd sock) : sock_(std::move(sock)) {}
@@ -97,6 +121,16 @@ public:
     std::vector<Window> windows;         // registered here
     std::vector<Window> remote_windows;  // registered by the peer, as it told us
     uint64_t fence_marks = 0;
+    uint32_t ring_cells = 0;             // per direction, once connected
+    bool receive_ring_cold = false;      // accepted without commit_on_accept
+    // Listening endpoints: what they accept, and the connections whose
+    // connect_req has not arrived yet (see AcceptPolicy).
+    AcceptPolicy accept_policy;
+    struct HalfOpen {
+        std::unique_ptr<Endpoint> ep;
+        std::chrono::steady_clock::time_point deadline;
+    };
+    std::vector<HalfOpen> half_open;
     // The bounce fallback (scif_bounce.hpp): ours when single_copy is false,
     // the server when the peer's is. windows changes under win_lock once a
     // server may read it.
@@ -139,9 +173,27 @@ int listen_on(Endpoint &ep, int backlog);
 int connect_to(Endpoint &ep, uint16_t dst_port, bool block);
 // Completes a pending asynchronous connect if its ack arrived.
 int finish_connect(Endpoint &ep, bool block);
-// Waits for a connection request when block (-EINTR if a signal handler
-// interrupts the wait and the kernel does not restart it), else -EAGAIN.
-int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out);
+// Takes new connections off lis's queue, reads the connect_req of those
+// that sent one and returns the first that completes its handshake. With
+// block, waits for one (-EINTR if a signal interrupts the wait); else
+// -EAGAIN when none completed. Never waits for one connector: a silent one
+// stays half-open until its request or its deadline (lis.accept_policy).
+// on_half_open, when set, learns each new half-open socket (to watch it).
+int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out,
+               const std::function<void(int fd)> &on_half_open = {});
+// Zero-fills (first touch) the ring an accepted endpoint receives on, if
+// accept left it cold (AcceptPolicy::commit_on_accept off). Call it before
+// the connector may send more than its first message.
+void commit_receive_ring(Endpoint &ep);
+
+// ---- descriptors from a peer ------------------------------------------------
+// A memfd of exactly len bytes, sealed against shrinking, growing and more
+// seals, so a peer that maps it never loses the pages (SIGBUS). 0 or -errno.
+int make_sealed_memfd(const char *name, size_t len, UniqueFd *out);
+// Maps a memfd a peer handed over, shared, only if it cannot change size
+// under the mapping: seals F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL and
+// exactly len bytes. 0, -EPROTO (not such a memfd) or -ENOMEM.
+int map_peer_memfd(int fd, size_t len, Mapping *out);
 
 // ---- the control socket -------------------------------------------------------
 // Reads every control message waiting (never blocks): wake-ups, window

@@ -127,8 +127,30 @@ std::string join(const std::vector<std::string> &items)
     return s.empty() ? "none" : s;
 }
 
+// btl_tcp_if_include naming an interface this host lacks is worth a word
+// even when tcp is not used (then nothing else would say it): query() runs
+// in every process whether or not tcp is selected, and the process that
+// speaks for the job says it, once.
+void warn_about_absent_interfaces(const weft_host_t *host)
+{
+    if (!WEFT_HAS_MEMBER(host, weft_host_t, speaks_for_job) || !host->speaks_for_job ||
+        host->speaks_for_job() != 1 || host->param_is_set("btl_tcp_if_include") != 1)
+        return;
+    const char *include = "";
+    host->param_get_string("btl_tcp_if_include", &include);
+    const std::vector<std::string> here = interface_names();
+    if (here.empty())
+        return;   // the kernel would not list them: nothing to compare with
+    for (const std::string &name : names_matching_nothing(include, here))
+        host->log(self(), WEFT_LOG_WARN,
+                  "btl_tcp_if_include=%s: no interface on this host is named '%s' (it has: %s); "
+                  "that entry selects nothing",
+                  include, name.c_str(), join(here).c_str());
+}
+
 int tcp_query(const weft_host_t *host, weft_query_result_t *result)
 {
+    warn_about_absent_interfaces(host);
     std::vector<Chosen> chosen;
     std::vector<std::string> skipped;
     std::string error;

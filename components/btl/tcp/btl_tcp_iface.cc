@@ -1,6 +1,7 @@
 #include "btl_tcp_iface.hpp"
 
 #include <arpa/inet.h>
+#include <fnmatch.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 
@@ -24,7 +25,54 @@ unsigned mask_length(const sockaddr *mask)
     return bits;
 }
 
+std::string_view trimmed(std::string_view s)
+{
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+        s.remove_suffix(1);
+    return s;
+}
+
+bool is_address(const std::string &s)
+{
+    unsigned char buf[sizeof(in6_addr)];
+    return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
+}
+
 } // namespace
+
+std::vector<std::string> interface_names()
+{
+    std::vector<std::string> out;
+    std::unique_ptr<struct if_nameindex, decltype(&if_freenameindex)> all(if_nameindex(),
+                                                                          if_freenameindex);
+    for (const struct if_nameindex *i = all.get(); i && i->if_index != 0; ++i)
+        out.emplace_back(i->if_name);
+    return out;
+}
+
+std::vector<std::string> names_matching_nothing(std::string_view list,
+                                                const std::vector<std::string> &names)
+{
+    std::vector<std::string> out;
+    list = trimmed(list);
+    if (!list.empty() && list.front() == '^')
+        list.remove_prefix(1);
+    while (!list.empty()) {
+        const size_t comma = list.find(',');
+        const std::string item(trimmed(list.substr(0, comma)));
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+        if (item.empty() || item.find_first_of("/:") != std::string::npos || is_address(item))
+            continue;
+        const bool matched = std::any_of(names.begin(), names.end(), [&](const std::string &n) {
+            return fnmatch(item.c_str(), n.c_str(), FNM_NOESCAPE) == 0;
+        });
+        if (!matched)
+            out.push_back(item);
+    }
+    return out;
+}
 
 size_t address_bytes(const sockaddr *sa, uint8_t out[16])
 {

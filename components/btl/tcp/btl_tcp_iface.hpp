@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <weft/host.h>
@@ -44,6 +45,17 @@ bool choose_interfaces(const weft_host_t *host, const std::vector<IfAddr> &all,
                        const std::function<int(const char *)> &distance,
                        std::vector<Chosen> *out, std::vector<std::string> *skipped,
                        std::string *error);
+
+// Names of this machine's interfaces, with or without an address
+// (if_nameindex); empty if the kernel will not say.
+std::vector<std::string> interface_names();
+
+// The name entries of an interface list (the text of btl_tcp_if_include,
+// in the framework's list grammar) that match none of `names`: a typo or an
+// interface this host lacks. Addresses, CIDR ranges and device:port entries
+// are not names and are never reported.
+std::vector<std::string> names_matching_nothing(std::string_view list,
+                                                const std::vector<std::string> &names);
 
 bool is_link_local(const sockaddr *sa);
 // "10.0.0.1/24" or "[fe80::1]/64".

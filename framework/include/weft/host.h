@@ -101,6 +101,13 @@ typedef struct weft_host {
      * not know the device or the topology cannot load. Components use it
      * to prefer the devices nearest to the process. Added in ABI 1.0. */
     int (*device_distance)(const char *os_device_name);
+
+    /* 1 when this process speaks for the job about settings that every
+     * process shares (rank 0 of a job; weft_info), else 0. A warning about
+     * such a setting (an interface list naming no interface here) then
+     * appears once per job, not once per rank. Added in ABI 1.0 after
+     * device_distance: check WEFT_HAS_MEMBER. */
+    int (*speaks_for_job)(void);
 } weft_host_t;
 
 /* Distance classes returned by device_distance, nearest first. */
