@@ -121,3 +121,16 @@ EXTRA_DIST += tests/rdma/check.sh tests/rdma/bench.sh
 check-rdma:
 	$(SHELL) $(srcdir)/tests/rdma/check.sh $(abs_top_builddir)
 .PHONY: check-rdma
+
+# weft under a real Slurm (srun --mpi=pmix) on two fake hosts, from the kit
+# beside the project (../shared/slurm, or WEFT_SLURM_KIT); 77 where it
+# cannot run (tests/slurm/check.sh says what it checks). make itself exits 2
+# on any failure, so the rule prints the script's status for .ci/run. It
+# builds only the programs it launches.
+slurm_check_programs = $(filter tests/mpi/% tests/runtime/weft_stress$(EXEEXT) \
+	tests/runtime/weft_probe$(EXEEXT),$(check_PROGRAMS))
+EXTRA_DIST += tests/slurm/check.sh
+check-slurm: all $(slurm_check_programs)
+	@rc=0; bash $(srcdir)/tests/slurm/check.sh $(abs_top_builddir) || rc=$$?; \
+	if [ $$rc != 0 ]; then echo "check-slurm: exit status $$rc"; fi; exit $$rc
+.PHONY: check-slurm

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # run-suite.sh: run weft's MPI test programs at several rank counts.
 #
-#   run-suite.sh [--launcher 'CMD'] [--np-list '1 2 3 4'] [--bindir DIR]
-#                [--env 'K=V ...']... [--cc 'CC'] [--timeout S] [program ...]
+#   run-suite.sh [--launcher 'CMD'] [--np-option OPT] [--np-list '1 2 3 4']
+#                [--bindir DIR] [--env 'K=V ...']... [--cc 'CC'] [--timeout S]
+#                [program ...]
 #
-# Each program runs as `timeout S $LAUNCHER -np N $BINDIR/prog` and passes
+# Each program runs as `timeout S $LAUNCHER -np N $BINDIR/prog` (--np-option
+# -n for srun, which has no -np) and passes
 # when it exits 0 and prints a line exactly "No Errors"; errors_fatal passes
 # when it exits non-zero without timing out (the job must abort). Every
 # --env gives one variant: the whole list runs once per variant with those
@@ -44,6 +46,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
 launcher=""
+np_option="-np"
 np_list="1 2 3 4"
 bindir="$here"
 cc=""
@@ -51,11 +54,12 @@ tmo=120
 envs=()
 progs=()
 
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
     --launcher) launcher="$2"; shift 2 ;;
+    --np-option) np_option="$2"; shift 2 ;;
     --np-list) np_list="$2"; shift 2 ;;
     --bindir) bindir="$2"; shift 2 ;;
     --env) envs+=("$2"); shift 2 ;;
@@ -126,7 +130,7 @@ for variant in "${envs[@]}"; do
                 continue
             fi
             # shellcheck disable=SC2086
-            env $variant timeout -k 10 "$tmo" $launcher -np "$np" "$bindir/$p" >"$out" 2>&1 </dev/null
+            env $variant timeout -k 10 "$tmo" $launcher "$np_option" "$np" "$bindir/$p" >"$out" 2>&1 </dev/null
             rc=$?
             ok=0
             why=""
