@@ -32,7 +32,7 @@ probe=$builddir/tests/runtime/weft_probe
 
 skip() { echo "SKIP: $*"; exit 77; }
 for s in setup in-job teardown; do
-    [ -x "$kit/$s" ] || skip "no Slurm kit at $kit (set WEFT_SLURM_KIT); weft was NOT tested under Slurm"
+    [ -x "$kit/$s" ] || skip "no Slurm kit at $kit (set WEFT_SLURM_KIT)"
 done
 [ -x "$stress" ] && [ -x "$probe" ] && [ -x "$builddir/tests/mpi/p2p_basic" ] ||
     { echo "FAIL: the test programs are not built in $builddir (make check-slurm builds them)"; exit 1; }
