@@ -12,15 +12,14 @@
  * than learn it from a status code on every call.
  *
  * Plain C, static inline: usable from C and C++ and from components built
- * out of tree. */
+ * out of tree. Include <weft/btl.h>, which includes this; including this
+ * first works too. */
 #ifndef WEFT_BTL_INLINE_H
 #define WEFT_BTL_INLINE_H
 
-#ifndef WEFT_BTL_H
-#error "include <weft/btl.h>, not <weft/btl_inline.h>"
-#endif
-
 #include <string.h>
+
+#include <weft/btl.h>   /* which includes this file at its end: the guard above stops the loop */
 
 #ifdef __cplusplus
 extern "C" {
