@@ -10,6 +10,7 @@
 
 #include "log/log.hpp"
 #include "engine/engine.hpp"
+#include "rte/abort_note.hpp"
 #include "rte/runtime.hpp"
 
 using weft::Status;
@@ -138,9 +139,13 @@ int weft_barrier(void)
 
 void weft_abort(int status, const char *message)
 {
+    // Whatever the program printed before deciding to abort is the
+    // explanation the user needs: out of stdio's buffers before the
+    // launcher's SIGTERM or our _exit can drop it.
+    std::fflush(nullptr);
     std::string msg = message ? message : "";
     if (Runtime *rt = Runtime::current()) {
-        rt->pmix().abort(status, msg);
+        rt->pmix().abort(status, msg + weft::rt::failed_peers_note(rt->failed_peers()));
     }
     // Singleton, or the launcher did not end us: end the process ourselves,
     // which is what the caller asked for.

@@ -1,6 +1,7 @@
 # runtime/rte: the process runtime (weft_init, PMIx client, modex, progress
 # engine, endpoints and transport selection), part of libweft.
 libweft_la_SOURCES += \
+	runtime/rte/abort_note.hpp \
 	runtime/rte/api.cc \
 	runtime/rte/btl_layer.cc runtime/rte/btl_layer.hpp \
 	runtime/rte/endpoints.cc runtime/rte/endpoints.hpp \
@@ -11,4 +12,5 @@ libweft_la_SOURCES += \
 	runtime/rte/progress.cc runtime/rte/progress.hpp \
 	runtime/rte/runtime.cc runtime/rte/runtime.hpp
 include_HEADERS = runtime/include/weft.h
-unit_test_sources += tests/unit/peer_select_test.cc tests/unit/progress_test.cc
+unit_test_sources += tests/unit/peer_select_test.cc tests/unit/progress_test.cc \
+	tests/unit/abort_note_test.cc

@@ -33,7 +33,8 @@ std::vector<params::Definition> param_definitions()
     std::vector<params::Definition> out;
     auto progress = def("progress", params::Type::Enum, "auto", WEFT_LEVEL_TUNER_BASIC,
                         "How a process waits for communication: 'busy' polls without pause "
-                        "(lowest latency, a core per process), 'yield' gives the core away "
+                        "(lowest latency, a core per process) and yields after a long idle spin "
+                        "(ranks that share a core unknowingly hand it over), 'yield' gives the core away "
                         "between polls, 'block' sleeps on the transports' descriptors after a "
                         "short spin (yield when a transport has none), 'auto' is busy unless the "
                         "node is oversubscribed (more local processes than cores), then block.");
@@ -46,6 +47,11 @@ std::vector<params::Definition> param_definitions()
     out.push_back(def("connect_timeout", params::Type::Double, "30", WEFT_LEVEL_TUNER_DETAIL,
                       "Seconds a connection to one peer may take before it fails with an error "
                       "naming the peer and the transport."));
+    out.push_back(def("line_buffered", params::Type::Bool, "true", WEFT_LEVEL_TUNER_BASIC,
+                      "Under a launcher, make stdout line-buffered in weft_init when it is not a "
+                      "terminal (a pipe to the launcher or a file), so every line a rank prints "
+                      "reaches the user even if the rank is killed or aborts. false keeps stdio's "
+                      "full buffering (fewer write calls for programs that print a lot)."));
     auto eng = [](const char *name, params::Type type, const char *dflt, int level, const char *help) {
         params::Definition d = def(name, type, dflt, level, help);
         d.framework = "engine";

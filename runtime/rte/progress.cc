@@ -100,8 +100,15 @@ void ProgressEngine::idle(int idle_passes)
 {
     switch (effective_mode()) {
     case ProgressMode::Busy:
+        // Alone on the core, sched_yield returns at once; sharing it with a
+        // busy peer, it hands the core over instead of spinning out the slice.
+        if (idle_passes >= kSpinBeforeYield) {
+            ++yields_;
+            sched_yield();
+        }
         return;
     case ProgressMode::Yield:
+        ++yields_;
         sched_yield();
         return;
     case ProgressMode::Block:

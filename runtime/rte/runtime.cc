@@ -1,5 +1,8 @@
 #include "rte/runtime.hpp"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <thread>
 
 #include "engine/engine.hpp"
@@ -57,6 +60,14 @@ Status Runtime::setup()
     fw_ = fw.value();
     connect_timeout_ = std::chrono::milliseconds(
         static_cast<int64_t>(fw_->params().find("rte_base_connect_timeout")->as_double() * 1000));
+    // A launched rank's stdout is a pipe to the launcher or a file shared by
+    // the job: stdio would buffer it fully, and a rank that is killed or
+    // aborts would lose what it printed. Lines, as users expect from mpirun
+    // (a terminal is line-buffered already).
+    if (!pmix_.singleton() && fw_->params().find("rte_base_line_buffered")->as_bool() && !isatty(STDOUT_FILENO)) {
+        std::fflush(stdout);
+        std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    }
 
     weft_btl_upcalls_t up{};
     up.size = sizeof up;
@@ -96,6 +107,7 @@ Status Runtime::setup()
     endpoints_->set_failed_callback(
         [](void *ctx, uint32_t rank, const std::string &why) {
             auto *rt = static_cast<Runtime *>(ctx);
+            rt->failed_peers_.push_back(rank);
             if (rt->failed_fn_)
                 rt->failed_fn_(rt->failed_ctx_, rank, why);
         },

@@ -60,6 +60,9 @@ public:
     // Registers the handler of an active-message id (0..255).
     Status set_handler(uint8_t am_id, AmHandler fn, void *ctx);
     void set_peer_failed_handler(PeerFailedHandler fn, void *ctx);
+    // Peers that failed after having been usable, in the order they failed
+    // (weft_abort names them to the launcher: abort_note.hpp).
+    const std::vector<uint32_t> &failed_peers() const { return failed_peers_; }
     // Optional placement for an id that has a handler (nullptr fns remove it).
     void set_place_handler(uint8_t am_id, PlaceHandler place, PlacedHandler placed, void *ctx);
     // The messaging engine (runtime/engine), created by init().
@@ -124,6 +127,7 @@ private:
     std::unique_ptr<engine::Engine> engine_;
     PeerFailedHandler failed_fn_ = nullptr;
     void *failed_ctx_ = nullptr;
+    std::vector<uint32_t> failed_peers_;
     std::chrono::milliseconds connect_timeout_{30000};
 };
 

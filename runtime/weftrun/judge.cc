@@ -2,6 +2,11 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <tuple>
+
 #include "weftrun/signals.hpp"
 
 namespace weftrun {
@@ -45,6 +50,34 @@ Failure abort_failure(int rank, int status, const std::string &msg)
     f.severity = 0;
     f.what = "called abort with status " + std::to_string(status) + (msg.empty() ? "" : ": " + msg);
     return f;
+}
+
+bool is_dying(pid_t pid)
+{
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    std::FILE *f = std::fopen(path, "re");
+    if (!f) return false;   // reaped already: the caller's waitpid will say how it ended
+    char buf[1024];
+    const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[n] = '\0';
+    // "pid (comm) state ppid pgrp session tty_nr tpgid flags ...": comm may
+    // hold spaces and parentheses, so fields count from the last ')'.
+    const char *p = std::strrchr(buf, ')');
+    if (!p) return false;
+    char state = 0;
+    unsigned long flags = 0;
+    if (std::sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2) return false;
+    constexpr unsigned long kPfExiting = 0x4;   // include/linux/sched.h
+    return state == 'Z' || state == 'X' || (flags & kPfExiting) != 0;
+}
+
+const Failure &first_cause(const std::vector<Failure> &seen)
+{
+    return *std::min_element(seen.begin(), seen.end(), [](const Failure &a, const Failure &b) {
+        return std::tuple(!a.prior, a.severity, a.order) < std::tuple(!b.prior, b.severity, b.order);
+    });
 }
 
 std::string banner(const Failure &f, pid_t pid, const std::string &host, int others)

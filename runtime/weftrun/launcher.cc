@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "weftrun/limits.hpp"
 #include "weftrun/pmix_glue.hpp"
 #include "weftrun/rank_env.hpp"
 #include "weftrun/spawn.hpp"
@@ -67,6 +68,9 @@ void Launcher::setup()
         fail_setup("-np " + std::to_string(opts_.np) + " asks for more ranks than this host has cores (" +
                    std::to_string(slots) + ", as counted by hwloc); ranks would share cores and run slowly. "
                    "Add --oversubscribe to run anyway, or use -np " + std::to_string(slots) + " or less.", 1);
+    // Before PMIx registers the job (its memory grows with -np) and before
+    // any fork: a job that cannot fit is refused with the limit named.
+    if (auto s = check_room_for_ranks(opts_.np, opts_.tag_output); !s.ok()) fail_setup(s.message());
     bind_ = placement_->effective_bind(opts_.bind_to, opts_.np);
     auto places = placement_->place(opts_.np, opts_.map_by, opts_.bind_to);
     if (!places.ok()) fail_setup(places.status().message());
@@ -94,7 +98,10 @@ void Launcher::setup()
     pmix_up_ = true;
     nspace_ = "weftrun." + std::to_string(getpid());
     if (auto s = PmixServer::register_job(nspace_, opts_.np, host_); !s.ok()) fail_setup(s.message());
-    if (opts_.tag_output) output_ = std::make_unique<OutputForwarder>();
+    // Tagged output passes through weftrun; when it ends on a terminal, the
+    // ranks get a pseudo-terminal each, so their stdio line-buffers as it
+    // would on the terminal itself.
+    if (opts_.tag_output) output_ = std::make_unique<OutputForwarder>(isatty(STDOUT_FILENO) == 1);
     if (opts_.timeout_s > 0) deadline_ = Clock::now() + std::chrono::seconds(opts_.timeout_s);
 }
 
@@ -111,6 +118,15 @@ void Launcher::spawn_all()
 
     ranks_.resize(static_cast<size_t>(opts_.np));
     for (int r = 0; r < opts_.np; ++r) {
+        // Between ranks: a ^C or SIGTERM, or a rank that already failed,
+        // ends the job now; the loop then ends the ranks started so far.
+        handle_signals();
+        reap();
+        settle();
+        if (terminating_) {
+            say("stopped starting ranks after " + std::to_string(r) + " of " + std::to_string(opts_.np));
+            return;
+        }
         if (auto s = PmixServer::register_client(r); !s.ok()) fail_setup(s.message());
         char **cenv = make_c_env(env);
         if (!cenv) fail_setup("out of memory building the environment of rank " + std::to_string(r));
@@ -143,7 +159,12 @@ void Launcher::spawn_all()
 
 void Launcher::finish()
 {
-    if (output_) output_->flush_partial();
+    if (output_) {
+        // What ranks wrote before they died, even if a forgotten child of
+        // theirs still holds a pipe open.
+        output_->drain();
+        output_->flush_partial();
+    }
     if (!terminating_ && exit_code_ == 0) {
         // Clean end: every rank exited 0 after finalize (or never used PMIx).
         PmixServer::finalize();

@@ -40,6 +40,8 @@ private:
     void handle_events();
     void handle_signals();
     void judge_batch(const std::vector<int> &ranks);
+    void note_failure(Failure f, const std::vector<uint32_t> &named_failed);
+    void settle();
     void start_termination(int sig);
     void signal_live(int sig);
     int live_count() const;
@@ -69,6 +71,25 @@ private:
     Clock::time_point kill_at_;
     Clock::time_point give_up_at_;
     static constexpr std::chrono::milliseconds kGrace{1000};
+
+    // The verdict: a failure is not judged alone. Ranks that were already
+    // dying when it was seen, and peers a survivor's abort names as failed,
+    // are waited for (up to kSettle, though a dying rank takes moments), so
+    // that their ends are judged with it: a named peer's failure is the
+    // cause of the abort naming it; otherwise a signal beats an exit (a
+    // survivor exits 1 when a killed peer's connection drops), and the
+    // first rank to end wins a tie.
+    struct Pending {
+        std::vector<Failure> seen;
+        std::vector<int> awaited;
+        std::vector<int> named;
+        Clock::time_point settle_by;
+    };
+    std::optional<Pending> pending_;
+    static constexpr std::chrono::milliseconds kSettle{3000};
+    // Pids from SIGCHLD, in the order the children ended (see
+    // SignalFd::read_all), to judge one batch of exits in that order.
+    std::vector<pid_t> death_order_;
 };
 
 } // namespace weftrun

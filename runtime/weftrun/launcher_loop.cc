@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "weftrun/launcher.hpp"
+#include "rte/abort_note.hpp"
 #include "weftrun/pmix_glue.hpp"
 
 namespace weftrun {
@@ -71,6 +72,7 @@ void Launcher::loop()
         if (terminating_ && !killed_) consider(kill_at_);
         if (killed_) consider(give_up_at_);
         if (drain_until) consider(*drain_until);
+        if (pending_) consider(pending_->settle_by);
         int timeout_ms = -1;
         if (next)
             timeout_ms = static_cast<int>(std::max<long long>(
@@ -85,6 +87,7 @@ void Launcher::loop()
         handle_signals();
         reap();
         handle_events();
+        settle();
 
         now = Clock::now();
         if (deadline_ && !terminating_ && now >= *deadline_) {
@@ -108,10 +111,13 @@ void Launcher::loop()
 
 void Launcher::handle_signals()
 {
-    for (int sig : sigfd_->read_all()) {
+    for (const auto &[sig, pid] : sigfd_->read_all()) {
         switch (sig) {
         case SIGCHLD:
-            break;   // reap() runs every turn
+            // reap() runs every turn; this only keeps the order of deaths.
+            if (std::find(death_order_.begin(), death_order_.end(), pid) == death_order_.end())
+                death_order_.push_back(pid);
+            break;
         case SIGUSR1:
         case SIGUSR2:
             // Application signals: pass on, the ranks decide what they mean.
@@ -156,6 +162,15 @@ void Launcher::reap()
         batch.push_back(r);
     }
     if (batch.empty()) return;
+    // The SIGCHLDs of these exits, for their order; then that order, ranks
+    // without one (their signal was coalesced) after, as waitpid gave them.
+    handle_signals();
+    auto death_rank = [&](int r) {
+        auto it = std::find(death_order_.begin(), death_order_.end(), ranks_[static_cast<size_t>(r)].pid);
+        return it - death_order_.begin();
+    };
+    std::stable_sort(batch.begin(), batch.end(), [&](int a, int b) { return death_rank(a) < death_rank(b); });
+    std::erase_if(death_order_, [&](pid_t p) { int r = find_rank(p); return r < 0 || ranks_[static_cast<size_t>(r)].reaped; });
     // Upcalls that happened before these exits are in the queue now.
     handle_events();
     judge_batch(batch);
@@ -175,36 +190,66 @@ void Launcher::handle_events()
         case Event::Kind::Fence:
             PmixServer::complete_fence(e);
             break;
-        case Event::Kind::Abort: {
-            // Unblock the client first, then end the job like MPI_Abort.
+        case Event::Kind::Abort:
+            // Unblock the client first, then end the job like MPI_Abort,
+            // unless the peers a weft rank names as failed caused it.
             PmixServer::complete_abort(e);
-            if (terminating_ || !r) break;
-            Failure f = abort_failure(e.rank, e.status, e.msg);
-            int others = live_count() - (r->reaped ? 0 : 1);
-            std::string b = banner(f, r->pid, host_, others);
-            ssize_t w = write(STDERR_FILENO, b.data(), b.size());
-            (void)w;
-            exit_code_ = f.exit_code;
-            start_termination(SIGTERM);
+            if (!r) break;
+            note_failure(abort_failure(e.rank, e.status, e.msg), weft::rt::parse_failed_peers(e.msg));
             break;
-        }
         }
     }
 }
 
 void Launcher::judge_batch(const std::vector<int> &batch)
 {
+    for (int r : batch)
+        if (auto f = judge_exit(r, ranks_[static_cast<size_t>(r)])) note_failure(std::move(*f), {});
+}
+
+void Launcher::note_failure(Failure f, const std::vector<uint32_t> &named_failed)
+{
     if (terminating_) return;   // the job is already ending; these are expected
-    std::optional<Failure> worst;
-    for (int r : batch) {
-        auto f = judge_exit(r, ranks_[static_cast<size_t>(r)]);
-        if (f && (!worst || f->severity < worst->severity)) worst = f;
+    if (!pending_) {
+        pending_.emplace();
+        pending_->settle_by = Clock::now() + kSettle;
+        // Ranks already on their way out end within moments; their ends
+        // (a signal most of all) compete with this one.
+        for (size_t i = 0; i < ranks_.size(); ++i)
+            if (ranks_[i].pid > 0 && !ranks_[i].reaped && is_dying(ranks_[i].pid))
+                pending_->awaited.push_back(static_cast<int>(i));
     }
-    if (!worst) return;
-    std::string b = banner(*worst, ranks_[static_cast<size_t>(worst->rank)].pid, host_, live_count());
+    auto add = [](std::vector<int> &v, int r) {
+        if (std::find(v.begin(), v.end(), r) == v.end()) v.push_back(r);
+    };
+    for (uint32_t n : named_failed)
+        if (n < ranks_.size() && static_cast<int>(n) != f.rank) {
+            add(pending_->awaited, static_cast<int>(n));
+            add(pending_->named, static_cast<int>(n));
+        }
+    // One failure per rank: the exit that follows an abort adds nothing.
+    auto &seen = pending_->seen;
+    if (std::any_of(seen.begin(), seen.end(), [&](const Failure &s) { return s.rank == f.rank; })) return;
+    f.order = static_cast<int>(seen.size());
+    seen.push_back(std::move(f));
+}
+
+void Launcher::settle()
+{
+    if (!pending_) return;
+    if (terminating_) { pending_.reset(); return; }   // a signal or the timeout decided
+    const auto &aw = pending_->awaited;
+    const bool waiting = std::any_of(aw.begin(), aw.end(), [&](int r) { return !ranks_[static_cast<size_t>(r)].reaped; });
+    if (waiting && Clock::now() < pending_->settle_by) return;
+    const auto &named = pending_->named;
+    for (auto &f : pending_->seen) f.prior = std::find(named.begin(), named.end(), f.rank) != named.end();
+    const Failure cause = first_cause(pending_->seen);
+    pending_.reset();
+    const RankState &r = ranks_[static_cast<size_t>(cause.rank)];
+    std::string b = banner(cause, r.pid, host_, live_count() - (r.reaped ? 0 : 1));
     ssize_t w = write(STDERR_FILENO, b.data(), b.size());
     (void)w;
-    exit_code_ = worst->exit_code;
+    exit_code_ = cause.exit_code;
     start_termination(SIGTERM);
 }
 

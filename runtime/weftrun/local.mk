@@ -9,6 +9,7 @@ weftrun_SOURCES = \
 	runtime/weftrun/pmix_glue.hpp runtime/weftrun/pmix_glue.cc \
 	runtime/weftrun/rank_env.hpp runtime/weftrun/rank_env.cc \
 	runtime/weftrun/spawn.hpp runtime/weftrun/spawn.cc \
+	runtime/weftrun/limits.hpp runtime/weftrun/limits.cc \
 	runtime/weftrun/output.hpp runtime/weftrun/output.cc \
 	runtime/weftrun/signals.hpp runtime/weftrun/signals.cc \
 	runtime/weftrun/judge.hpp runtime/weftrun/judge.cc \

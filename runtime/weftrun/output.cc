@@ -1,8 +1,11 @@
 #include "weftrun/output.hpp"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -29,22 +32,71 @@ OutputForwarder::~OutputForwarder()
         if (s.fd >= 0) close(s.fd);
 }
 
+weft::Result<int> OutputForwarder::open_pty(int rank, int &child)
+{
+    const int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    char name[128];
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0 || ptsname_r(master, name, sizeof name) != 0) {
+        const int e = errno;
+        if (master >= 0) close(master);
+        return weft::Status(WEFT_ERR_IO, std::string("no pseudo-terminal for rank ") + std::to_string(rank) +
+                            ": " + std::strerror(e));
+    }
+    child = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (child < 0) {
+        const int e = errno;
+        close(master);
+        return weft::Status(WEFT_ERR_IO, std::string("cannot open ") + name + ": " + std::strerror(e));
+    }
+    // Bytes pass as written (no \n -> \r\n), and programs that ask see
+    // weftrun's terminal width.
+    termios t;
+    if (tcgetattr(child, &t) == 0) {
+        t.c_oflag &= ~static_cast<tcflag_t>(OPOST);
+        t.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+        tcsetattr(child, TCSANOW, &t);
+    }
+    winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) ioctl(master, TIOCSWINSZ, &ws);
+    return master;
+}
+
 weft::Status OutputForwarder::add_rank(int rank, int &child_out, int &child_err)
 {
-    int po[2], pe[2];
-    if (pipe2(po, O_CLOEXEC) != 0)
-        return weft::Status(WEFT_ERR_IO, std::string("pipe for rank ") + std::to_string(rank) +
-                            " stdout: " + std::strerror(errno) + "; raise the open-file limit (ulimit -n)");
-    if (pipe2(pe, O_CLOEXEC) != 0) {
-        close(po[0]); close(po[1]);
-        return weft::Status(WEFT_ERR_IO, std::string("pipe for rank ") + std::to_string(rank) +
-                            " stderr: " + std::strerror(errno) + "; raise the open-file limit (ulimit -n)");
+    child_out = child_err = -1;
+    int out_read = -1;
+    if (pty_) {
+        auto m = open_pty(rank, child_out);
+        if (m.ok()) {
+            out_read = m.value();
+        } else if (!pty_warned_) {
+            // Output still flows through a pipe; only its buffering differs.
+            pty_warned_ = true;
+            const std::string w = "weftrun: warning: " + m.status().message() +
+                                  "; this and later ranks write to a pipe (fully buffered unless they use weft)\n";
+            ssize_t r = write(STDERR_FILENO, w.data(), w.size());
+            (void)r;
+        }
     }
-    fcntl(po[0], F_SETFL, O_NONBLOCK);
+    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    auto fail = [&](const char *what) {
+        const std::string msg = std::string("pipe for rank ") + std::to_string(rank) + " " + what + ": " +
+                                std::strerror(errno) + "; raise the open-file limit (ulimit -n)";
+        for (int fd : {out_read, child_out, po[0], po[1]})
+            if (fd >= 0) close(fd);
+        child_out = -1;
+        return weft::Status(WEFT_ERR_IO, msg);
+    };
+    if (out_read < 0) {
+        if (pipe2(po, O_CLOEXEC) != 0) return fail("stdout");
+        out_read = po[0];
+        child_out = po[1];
+    }
+    if (pipe2(pe, O_CLOEXEC) != 0) return fail("stderr");
+    fcntl(out_read, F_SETFL, O_NONBLOCK);
     fcntl(pe[0], F_SETFL, O_NONBLOCK);
-    streams_.push_back({rank, false, po[0], {}});
+    streams_.push_back({rank, false, out_read, {}});
     streams_.push_back({rank, true, pe[0], {}});
-    child_out = po[1];
     child_err = pe[1];
     return {};
 }
@@ -73,12 +125,20 @@ void OutputForwarder::handle(const std::vector<pollfd> &fds)
 void OutputForwarder::read_stream(Stream &s)
 {
     char buf[65536];
+    // A bound per call: a rank (or a child it left behind) that never stops
+    // writing must not keep weftrun from its other streams, or from exiting.
+    size_t budget = 16 * sizeof buf;
     for (;;) {
         ssize_t r = read(s.fd, buf, sizeof buf);
-        if (r > 0) { emit(s, buf, static_cast<size_t>(r)); continue; }
+        if (r > 0) {
+            emit(s, buf, static_cast<size_t>(r));
+            if ((budget -= std::min(budget, static_cast<size_t>(r))) == 0) return;
+            continue;
+        }
         if (r < 0 && errno == EINTR) continue;
         if (r < 0 && errno == EAGAIN) return;
-        // EOF or error: the rank (and anything it forked) closed the stream.
+        // EOF or error (EIO on a pseudo-terminal): the rank (and anything
+        // it forked) closed the stream.
         if (!s.pending.empty()) { s.pending += '\n'; emit(s, "", 0); }
         close(s.fd);
         s.fd = -1;
@@ -109,6 +169,12 @@ bool OutputForwarder::all_closed() const
     for (const auto &s : streams_)
         if (s.fd >= 0) return false;
     return true;
+}
+
+void OutputForwarder::drain()
+{
+    for (auto &s : streams_)
+        if (s.fd >= 0) read_stream(s);
 }
 
 void OutputForwarder::flush_partial()

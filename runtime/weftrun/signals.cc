@@ -28,12 +28,12 @@ SignalFd::~SignalFd()
     if (fd_ >= 0) close(fd_);
 }
 
-std::vector<int> SignalFd::read_all()
+std::vector<SignalFd::Caught> SignalFd::read_all()
 {
-    std::vector<int> out;
+    std::vector<Caught> out;
     signalfd_siginfo si;
     while (read(fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si))
-        out.push_back(static_cast<int>(si.ssi_signo));
+        out.push_back({static_cast<int>(si.ssi_signo), static_cast<pid_t>(si.ssi_pid)});
     return out;
 }
 

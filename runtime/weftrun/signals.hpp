@@ -24,8 +24,14 @@ public:
 
     int fd() const { return fd_; }
     const sigset_t &original_mask() const { return orig_; }
-    // The signals pending on the fd, in arrival order.
-    std::vector<int> read_all();
+    struct Caught {
+        int sig;
+        pid_t pid;   // the sender; for SIGCHLD the child that changed state
+    };
+    // The signals pending on the fd, in arrival order. SIGCHLD does not
+    // queue: while one is pending, later ones are dropped, so its pid is
+    // the first child to end since the last read.
+    std::vector<Caught> read_all();
 
 private:
     SignalFd() = default;

@@ -226,6 +226,16 @@ case_tag_output() {
     [ "$untagged" = 0 ] || why="$why $untagged untagged stdout lines;"
 }
 
+case_tag_output_pty() {
+    # weftrun's stdout a terminal (script(1) gives it one): tagged ranks get
+    # a pseudo-terminal each, so their stdio line-buffers as on the terminal.
+    command -v script >/dev/null 2>&1 || { echo "# tag_output_pty: script(1) missing; not checked"; return; }
+    TMPDIR=$d timeout -k 5 $LIMIT script -qfec "'$WEFTRUN' -np 2 --tag-output sh -c '[ -t 1 ] && echo tty-yes || echo tty-no'" \
+        /dev/null >"$d/out" 2>"$d/err"
+    rc=$?
+    expect_rc 0; expect_count out '^\[1,[01]\]<stdout>:tty-yes' 2
+}
+
 case_report_bindings() {
     run -np 2 --report-bindings --bind-to core "$PROBE" print-binding
     expect_rc 0
@@ -312,7 +322,10 @@ EOF
     if [ -z "$port" ]; then
         why="$why no PMIx URI from rank 0;"
     else
-        "$PROBE" stranger "$port" "$d/release" 40 0 >"$d/stranger" 2>&1 &
+        # Both append: one opened without O_APPEND would write its line at
+        # offset 0, over the other's if that came first.
+        : >"$d/stranger"
+        "$PROBE" stranger "$port" "$d/release" 40 0 >>"$d/stranger" 2>&1 &
         silent=$!
         "$PROBE" stranger "$port" "$d/release" 3 1 >>"$d/stranger" 2>&1 &
         partial=$!
@@ -355,6 +368,56 @@ case_missing_program() {
     run -np 2 "$d/notexec"
     expect_rc 126; expect_err "notexec"
     rm -f "$d/notexec"
+}
+
+case_np_over_nproc() {
+    # 100000 ranks under a limit of 300 tasks: refused before anything
+    # starts, naming the limit. Root is exempt from RLIMIT_NPROC, so as root
+    # the job runs as nobody (setpriv), which needs a TMPDIR it can write.
+    command -v prlimit >/dev/null 2>&1 || { echo "# np_over_nproc: prlimit(1) missing; not checked"; return; }
+    as=
+    if [ "$(id -u)" = 0 ]; then
+        command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1 ||
+            { echo "# np_over_nproc: root without setpriv(1) or user nobody; not checked"; return; }
+        as="setpriv --reuid=nobody --regid=$(id -g nobody) --clear-groups"
+        chmod 1777 "$d"
+    fi
+    # shellcheck disable=SC2086
+    TMPDIR=$d timeout -k 5 $LIMIT $as prlimit --nproc=300 "$WEFTRUN" -np 100000 --oversubscribe "$PROBE" ok \
+        >"$d/out" 2>"$d/err"
+    rc=$?
+    chmod 700 "$d"
+    expect_rc 1; expect_err "at most 300 processes"; expect_err "ulimit -u"
+    [ -s "$d/out" ] && why="$why a rank ran;"
+}
+
+case_np_over_nofile() {
+    # weftrun holds a PMIx connection per rank (and two pipes with
+    # --tag-output): 1000 ranks cannot fit in 300 descriptors.
+    command -v prlimit >/dev/null 2>&1 || { echo "# np_over_nofile: prlimit(1) missing; not checked"; return; }
+    TMPDIR=$d timeout -k 5 $LIMIT prlimit --nofile=300 "$WEFTRUN" -np 1000 --oversubscribe --tag-output "$PROBE" ok \
+        >"$d/out" 2>"$d/err"
+    rc=$?
+    expect_rc 1; expect_err "needs 3000 open files"; expect_err "ulimit -n"
+    [ -s "$d/out" ] && why="$why a rank ran;"
+}
+
+case_np_over_pid_max() {
+    max=$(cat /proc/sys/kernel/pid_max)
+    run -np "$max" --oversubscribe "$PROBE" ok
+    expect_rc 1; expect_err "cannot start"
+    [ -s "$d/out" ] && why="$why a rank ran;"
+}
+
+case_sigterm_during_spawn() {
+    # Each rank sends weftrun SIGTERM as soon as it runs, while weftrun is
+    # still starting the other ranks of 1000: it must stop starting them,
+    # end those it started and exit 143.
+    run -np 1000 --oversubscribe sh -c 'echo "started pid $$"; kill -TERM $PPID; exec sleep 600'
+    expect_rc 143; expect_err "received signal 15"; expect_err "stopped starting ranks after [0-9]* of 1000"
+    for p in $(sed -n 's/^started pid \([0-9]*\)$/\1/p' "$d/out"); do
+        gone "$p" || why="$why rank pid $p still running;"
+    done
 }
 
 case_help_version() {

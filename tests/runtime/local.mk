@@ -6,12 +6,17 @@ tests_runtime_weft_probe_LDADD = libweft.la
 # A real executable in the build tree, not a libtool wrapper script (which
 # costs ~30 ms a start).
 tests_runtime_weft_probe_LDFLAGS = $(AM_LDFLAGS) -no-install
-TESTS += tests/runtime/jobs.sh tests/runtime/netns.sh
-EXTRA_DIST += tests/runtime/jobs.sh tests/runtime/netns.sh
+TESTS += tests/runtime/jobs.sh tests/runtime/netns.sh tests/runtime/shared_core.sh
+EXTRA_DIST += tests/runtime/jobs.sh tests/runtime/netns.sh tests/runtime/shared_core.sh
 check_PROGRAMS += tests/runtime/weft_stress
 tests_runtime_weft_stress_SOURCES = tests/runtime/weft_stress.c
 tests_runtime_weft_stress_LDADD = libweft.la
 tests_runtime_weft_stress_LDFLAGS = $(AM_LDFLAGS) -no-install
+check_PROGRAMS += tests/runtime/mpi_faults
+tests_runtime_mpi_faults_SOURCES = tests/runtime/mpi_faults.c
+tests_runtime_mpi_faults_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include
+tests_runtime_mpi_faults_LDADD = libweft_mpi.la libweft.la
+tests_runtime_mpi_faults_LDFLAGS = $(AM_LDFLAGS) -no-install
 # btl/scif against a hostile local process (scif_hostile.sh): the job and
 # the stranger, which speaks the scif wire through the library's own
 # control-message and ring code.

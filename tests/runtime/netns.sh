@@ -108,6 +108,32 @@ else
     pass "# SKIP two-rail: no second veth pair ($(cat "$root/rail.err" 2>/dev/null))"
 fi
 
+# Two ranks that time-slice one core: mpirun's default binding puts each
+# host's rank on core 0 of its "node", the same core of this machine. A
+# busy-polling rank used to spin out a whole time slice per message (4-7 ms
+# one way), so weft_bench with no arguments ran for hours, and whoever
+# killed it saw rank 1 report the reset of the killed rank 0's connection.
+# Ping-pong and stream of an eager and a rendezvous size within a bound that
+# spinning ranks need several times over (lat 0 alone took 90-150 s).
+bench=$builddir/tests/bench/weft_bench
+if [ -x "$bench" ]; then
+    LSAN_OPTIONS=${LSAN_OPTIONS:-} TSAN_OPTIONS=${TSAN_OPTIONS:-} \
+    "$netns/in-host" h1 timeout -k 5 60 mpirun.openmpi --allow-run-as-root --report-bindings \
+        --hostfile "$netns/hostfile" --mca plm_rsh_agent "$netns/rsh-agent" -np 2 --map-by node \
+        -x LSAN_OPTIONS -x TSAN_OPTIONS -x WEFT_MCA_btl=self,tcp "$bench" both 0,8,65536 \
+        >"$root/out" 2>"$root/err"
+    rc=$?
+    if [ $rc -eq 0 ]; then pass "ranks sharing core 0: benchmark exits 0"; else
+        fail "ranks sharing core 0: benchmark exits $rc$([ $rc -eq 124 ] && echo ' (timed out after 60 s)')"
+        sed 's/^/#   /' "$root/out" "$root/err" | tail -30
+    fi
+    count_is shared-core "$root/err" "MCW rank [01] bound to [^ ]* 0\[core 0\[" 2
+    count_is shared-core "$root/out" "^lat [0-9]* [0-9.]*$" 3
+    count_is shared-core "$root/out" "^bw [0-9]* [0-9.]*$" 3
+else
+    pass "# SKIP shared-core: $bench is not built"
+fi
+
 run exit 5 3
 if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then pass "failure on h2 ends the job ($rc)"; else fail "failure on h2: rc $rc"; fi
 

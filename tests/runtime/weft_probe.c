@@ -11,6 +11,16 @@
  *                                 forever in the progress loop
  *   weft_probe connect PEER       tries to connect to PEER, prints the result
  *   weft_probe info               prints job info only (no peers)
+ *   weft_probe say-abort STATUS RANK   RANK prints "probe: rank R says why"
+ *                                 and "partial" without a newline, then
+ *                                 calls weft_abort; the others wait in a
+ *                                 barrier
+ *   weft_probe say-hang           prints "probe: rank R says hello", then
+ *                                 "partial" without a newline, then hangs
+ *
+ * The say-* modes leave stdout's buffering as the runtime set it (the
+ * others make it line-buffered themselves), to test what reaches the user
+ * when a rank aborts or is killed.
  *
  * Output lines start with "probe:" so tests can grep them. */
 #include <signal.h>
@@ -26,13 +36,8 @@ static int check(int rc, const char *what)
     if (rc != WEFT_SUCCESS) {
         fprintf(stderr, "probe: %s failed: %s (%d): %s\n", what, weft_status_string(rc), rc,
                 weft_error_message());
-        /* Another rank died: the launcher is ending the job. Waiting for it
-         * (instead of exiting 10 at once) keeps the job's exit status the
-         * dead rank's, which is what the tests check; a survivor's exit can
-         * otherwise be reaped first (notes/PMIX.md P21). */
-        if (rc == WEFT_ERR_UNREACHABLE)
-            for (;;)
-                pause();
+        /* When another rank died, the launcher must still blame that rank,
+         * however soon this exit is seen (the tests check it). */
         exit(10);
     }
     return rc;
@@ -79,7 +84,8 @@ static int target(int argc, char **argv, int idx)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "ok";
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (strncmp(mode, "say-", 4) != 0)
+        setvbuf(stdout, NULL, _IOLBF, 0);
     check(weft_init(&argc, &argv), "weft_init");
     int me = weft_rank();
 
@@ -108,6 +114,20 @@ int main(int argc, char **argv)
         check(weft_barrier(), "weft_barrier");
     } else if (!strcmp(mode, "hang")) {
         printf("probe: ready %d pid %ld\n", me, (long)getpid());
+        for (;;) {
+            weft_progress();
+            pause();
+        }
+    } else if (!strcmp(mode, "say-abort")) {
+        if (me == target(argc, argv, 3)) {
+            printf("probe: rank %d says why\n", me);
+            printf("partial");
+            weft_abort(atoi(argv[2]), "probe said why");
+        }
+        check(weft_barrier(), "weft_barrier");
+    } else if (!strcmp(mode, "say-hang")) {
+        printf("probe: rank %d says hello\n", me);
+        printf("partial");
         for (;;) {
             weft_progress();
             pause();

@@ -310,6 +310,20 @@ void peer_killed_mid_transfer(BtlHarness &h, bool unordered)
     // The endpoint is gone: progress stays quiet, nothing hangs.
     for (int i = 0; i < 10; ++i)
         EXPECT_GE(h.progress_once(), 0);
+    // Every connection btl/tcp closes says why: failing a peer at error
+    // level, closing its links at debug level, with the same reason.
+    std::string all;
+    for (const auto &l : h.log_lines)
+        all += l + "\n";
+    auto line_with = [&](const std::string &a, const std::string &b) {
+        for (const auto &l : h.log_lines)
+            if (l.find(a) != std::string::npos && l.find(b) != std::string::npos)
+                return true;
+        return false;
+    };
+    EXPECT_TRUE(line_with("btl/tcp error: ", "rank 1 on host localhost")) << all;
+    EXPECT_TRUE(line_with("btl/tcp error: ", "; closing the connection")) << all;
+    EXPECT_TRUE(line_with("links to rank 1 on host localhost", ": failed: ")) << all;
 }
 
 TEST_F(BtlTcp, PeerKilledMidTransferFailsWithItsRankAndHost)

@@ -85,6 +85,27 @@ TEST(ProgressEngine, WaitReturnsWhenDoneAndTimesOutOtherwise)
     EXPECT_FALSE(pe.wait_until([] { return false; }, std::chrono::milliseconds(20)));
 }
 
+// Two busy ranks that time-slice one core (netns hosts of one machine, or a
+// binding that stacks them) each spun a whole time slice per message: a busy
+// engine hands the core over once a wait has been idle for a while, and
+// never on the passes of a reply that is on its way.
+TEST(ProgressEngine, BusyYieldsOnlyAfterALongIdleSpin)
+{
+    ProgressEngine pe;
+    Counter c;
+    pe.add(count_poll, &c, -1);
+    ASSERT_EQ(pe.effective_mode(), ProgressMode::Busy);
+    EXPECT_TRUE(pe.wait_until([&] { return c.polls >= 63; }, ProgressEngine::kForever));
+    EXPECT_EQ(pe.yields(), 0u) << "63 idle passes";
+    EXPECT_TRUE(pe.wait_until([&] { return c.polls >= 63 + 200; }, ProgressEngine::kForever));
+    EXPECT_GT(pe.yields(), 0u) << "200 idle passes";
+    // An event starts the spin over: no yield in the 63 passes after it.
+    const unsigned long before = pe.yields();
+    c.fire_at = c.polls + 1;
+    EXPECT_TRUE(pe.wait_until([&] { return c.polls >= c.fire_at + 63; }, ProgressEngine::kForever));
+    EXPECT_EQ(pe.yields(), before);
+}
+
 TEST(ProgressEngine, BlockWithoutDescriptorsYields)
 {
     ProgressEngine pe;

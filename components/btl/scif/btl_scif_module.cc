@@ -880,7 +880,15 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
         ++*events;
         const bool orderly = s->rx.producer_closed();
         if (ep.phase == EpPhase::awaiting_hello) {
-            refuse_endpoint(ep, "it closed before its hello");
+            // Not a refusal: it cost nothing (its ring was never committed)
+            // and a rank of this job does it when its own connection loses
+            // a simultaneous connect (handle_hello closes it before its hello).
+            if (host_->log_enabled(&c_.component->base, WEFT_LOG_DEBUG))
+                host_->log(&c_.component->base, WEFT_LOG_DEBUG,
+                           "btl/scif: a connection from pid %d closed before its hello; dropped",
+                           static_cast<int>(s->peer_pid));
+            ep.reported = true;   // never announced: closed quietly
+            finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
         } else if (ep.phase == EpPhase::awaiting_reply) {
             finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_UNREACHABLE,
                    "btl/scif: the peer closed the connection before answering its hello");

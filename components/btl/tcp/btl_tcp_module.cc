@@ -114,7 +114,43 @@ TcpModule::TcpModule(const weft_host_t *host, const weft_btl_component_t *compon
     wmem_max_ = sysctl_size("/proc/sys/net/core/wmem_max");
 }
 
-TcpModule::~TcpModule() = default;
+TcpModule::~TcpModule()
+{
+    size_t links = 0, pending = 0;
+    for (const auto &ep : endpoints_)
+        for (const auto &slot : ep->slots)
+            links += slot->link ? 1 : 0;
+    for (const auto &hs : handshakes_)
+        pending += hs->fd ? 1 : 0;
+    if (links + pending + lingering_.size() > 0)
+        debug([&] {
+            return "finalized: closing " + std::to_string(links) + " links, " + std::to_string(pending) +
+                   " handshakes and " + std::to_string(lingering_.size()) + " closed links that lingered";
+        });
+}
+
+// Callers pass a callable that builds the text: nothing is built unless
+// debug output is on.
+template <class Text>
+void TcpModule::debug(Text &&text) const
+{
+    const auto *self = &c_.component->base;
+    if (host_->log_enabled(self, WEFT_LOG_DEBUG))
+        host_->log(self, WEFT_LOG_DEBUG, "%s: %s", c_.name, std::string(text()).c_str());
+}
+
+void TcpModule::close_handshake(Handshake &hs, const std::string &why)
+{
+    hs.dead = true;
+    if (!hs.fd)
+        return;
+    debug([&] {
+        const std::string who = hs.outgoing ? where(*hs.ep) + ", link " + std::to_string(hs.link)
+                                            : "a connection from " + hs.from;
+        return "closing the handshake with " + who + ": " + why;
+    });
+    hs.fd.reset();
+}
 
 std::string TcpModule::open(uint16_t *port)
 {
@@ -516,17 +552,24 @@ void TcpModule::incoming_hello(Handshake &hs)
     encode_hello(reply, out);
     // A fresh socket's send buffer always takes a handshake at once.
     ssize_t w = ::send(hs.fd.get(), out, kHelloBytes, MSG_NOSIGNAL | MSG_DONTWAIT);
-    hs.dead = true;
+    const int send_errno = errno;
+    const std::string rank_link = "rank " + std::to_string(h.rank) + "'s link " + std::to_string(h.link);
     if (w != static_cast<ssize_t>(kHelloBytes)) {
+        const std::string why = "the handshake reply to " + rank_link + " failed: " +
+                                (w < 0 ? std::strerror(send_errno) : "short send");
         if (reply.kind == HelloKind::accept)
-            fail(*ep, WEFT_ERR_IO, "handshake reply to " + where(*ep) + " failed");
-        return;
+            fail(*ep, WEFT_ERR_IO, why + " (" + where(*ep) + ")");
+        return close_handshake(hs, why);
     }
     if (reply.kind == HelloKind::accept) {
+        hs.dead = true;
         ep->addr = hs.from;
         adopt(*ep, h.link, std::move(hs.fd));
+    } else if (reply.kind == HelloKind::duplicate) {
+        close_handshake(hs, rank_link + " duplicates a connection already up or " +
+                                "a simultaneous one of ours, which wins (the lower rank's does)");
     } else {
-        hs.fd.reset();
+        close_handshake(hs, "refused " + rank_link + ": the runtime does not accept that rank");
     }
 }
 
@@ -541,13 +584,13 @@ void TcpModule::outgoing_reply(Handshake &hs)
     if (bad.empty() && h.rank != ep.c.peer_rank)
         bad = "answered as rank " + std::to_string(h.rank);
     if (!bad.empty()) {
-        hs.fd.reset();
+        close_handshake(hs, "bad reply: " + bad);
         return fail(ep, WEFT_ERR_UNREACHABLE, "handshake with " + where(ep) + " failed: " + bad);
     }
-    if (ep.phase != EpPhase::connecting || slot.link) {
-        hs.fd.reset();   // the peer's own connection got there first
-        return;
-    }
+    if (slot.link)
+        return close_handshake(hs, "the link is up already, through the peer's own connection");
+    if (ep.phase != EpPhase::connecting)
+        return close_handshake(hs, "the endpoint is no longer connecting (it failed or was disconnected)");
     switch (h.kind) {
     case HelloKind::accept:
         adopt(ep, hs.link, std::move(hs.fd));
@@ -555,10 +598,10 @@ void TcpModule::outgoing_reply(Handshake &hs)
     case HelloKind::duplicate:
         // Both connected at once and the peer's connection wins: wait for it
         // (until the endpoint's deadline).
-        hs.fd.reset();
+        close_handshake(hs, "the peer answered 'duplicate': its own connection for this link wins");
         break;
     default:
-        hs.fd.reset();
+        close_handshake(hs, "the peer refused the connection");
         if (h.links != config_.links)
             return fail(ep, WEFT_ERR_UNREACHABLE,
                         where(ep) + " refused the connection: it uses btl_tcp_links=" + std::to_string(h.links) +
@@ -578,11 +621,10 @@ void TcpModule::on_handshake(Handshake &hs, uint32_t events)
         socklen_t len = sizeof err;
         getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
         if (err != 0 || (events & (EPOLLERR | EPOLLHUP))) {
-            hs.dead = true;
-            hs.fd.reset();
+            const std::string why = std::strerror(err ? err : ECONNREFUSED);
+            close_handshake(hs, "connect failed: " + why);
             if (hs.ep->phase == EpPhase::connecting)
-                fail(*hs.ep, WEFT_ERR_UNREACHABLE,
-                     "connect to " + where(*hs.ep) + " failed: " + std::strerror(err ? err : ECONNREFUSED));
+                fail(*hs.ep, WEFT_ERR_UNREACHABLE, "connect to " + where(*hs.ep) + " failed: " + why);
             return;
         }
         if (!(events & EPOLLOUT))
@@ -606,8 +648,7 @@ void TcpModule::on_handshake(Handshake &hs, uint32_t events)
     if (r <= 0) {
         const std::string why = r == 0 ? "closed during the handshake" : std::strerror(errno);
         if (hs.outgoing) {
-            hs.dead = true;
-            hs.fd.reset();
+            close_handshake(hs, "reading the reply: " + why);
             if (hs.ep->phase == EpPhase::connecting)
                 fail(*hs.ep, WEFT_ERR_UNREACHABLE, "handshake with " + where(*hs.ep) + " failed: " + why);
         } else {
@@ -732,7 +773,8 @@ int TcpModule::disconnect(TcpEndpoint &ep)
     if (ep.phase == EpPhase::connecting) {
         ep.phase = EpPhase::closing;
         ep.early.clear();
-        report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "disconnected before the connection was up");
+        ep.ended = "disconnected before the connection was up";
+        report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, ep.ended);
     }
     return WEFT_SUCCESS;
 }
@@ -759,6 +801,8 @@ void TcpModule::fail(TcpEndpoint &ep, int status, const std::string &why)
     ep.phase = EpPhase::closing;
     ep.early.clear();
     abandon_placements(ep);
+    ep.ended = "failed: " + why;
+    host_->log(&c_.component->base, WEFT_LOG_ERROR, "%s: %s; closing the connection", c_.name, why.c_str());
     report(ep, WEFT_BTL_EP_FAILED, status, why);
 }
 
@@ -773,13 +817,19 @@ void TcpModule::after_io(TcpEndpoint &ep)
             return;
     ep.phase = EpPhase::closing;
     abandon_placements(ep);
+    debug([&] {
+        return "disconnected from " + where(ep) + ": close frames sent, the " + std::to_string(ep.slots.size()) +
+               " links are shut down for writing and wait for the peer to close its ends";
+    });
     for (auto &slot : ep.slots) {
         unwatch_link(*slot);
         Fd fd = slot->link->release();
         slot->link.reset();
         ::shutdown(fd.get(), SHUT_WR);
-        lingering_.emplace_back(std::move(fd), Clock::now() + kLinger);
+        lingering_.push_back({std::move(fd), Clock::now() + kLinger,
+                              where(ep) + ", link " + std::to_string(slot->index)});
     }
+    ep.ended = "disconnected";
     report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
 }
 
@@ -871,9 +921,11 @@ void TcpModule::link_ended(LinkSlot &slot, int rc, const std::string &error)
         // before is delivered. The endpoint is closed once every link is.
         slot.closed = true;
         unwatch_link(slot);
+        debug([&] { return where(ep) + " closed link " + std::to_string(slot.index); });
         if (++ep.closed < ep.slots.size())
             return;
         ep.phase = EpPhase::closing;
+        ep.ended = "the peer disconnected (a close frame on every link)";
         report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, where(ep) + " disconnected");
     } else if (rc == Link::kBadFrame) {
         fail(ep, WEFT_ERR_IO, "invalid frame from " + where(ep) + ": " + error + "; connection dropped");
@@ -914,21 +966,42 @@ int TcpModule::drain_reports()
 void TcpModule::reap()
 {
     for (auto &hs : handshakes_)
-        if (hs->ep && hs->ep->phase == EpPhase::gone)
-            hs->dead = true;
+        if (hs->ep && hs->ep->phase == EpPhase::gone && !hs->dead)
+            close_handshake(*hs, "its endpoint closed or failed");
     std::erase_if(handshakes_, [](const auto &hs) { return hs->dead; });
-    for (auto &ep : endpoints_)
-        if (ep->phase == EpPhase::gone)
-            for (auto &slot : ep->slots)
-                if (slot->link)
-                    unwatch_link(*slot);
+    for (auto &ep : endpoints_) {
+        if (ep->phase != EpPhase::gone)
+            continue;
+        unsigned links = 0;
+        for (auto &slot : ep->slots)
+            if (slot->link) {
+                unwatch_link(*slot);
+                ++links;
+            }
+        if (links > 0)
+            debug([&] {
+                return "closing " + std::to_string(links) + " links to " + where(*ep) + ": " +
+                       (ep->ended.empty() ? std::string("(no reason recorded)") : ep->ended);
+            });
+    }
     std::erase_if(endpoints_, [](const auto &ep) { return ep->phase == EpPhase::gone; });
     if (!lingering_.empty()) {
         const auto now = Clock::now();
-        std::erase_if(lingering_, [&](auto &l) {
+        std::erase_if(lingering_, [&](Lingering &l) {
             std::byte sink[4096];
-            ssize_t r = ::recv(l.first.get(), sink, sizeof sink, MSG_DONTWAIT);
-            return r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR) || now > l.second;
+            ssize_t r = ::recv(l.fd.get(), sink, sizeof sink, MSG_DONTWAIT);
+            const int err = r < 0 ? errno : 0;
+            const bool peer_done = r == 0 || (r < 0 && err != EAGAIN && err != EINTR);
+            if (!peer_done && now <= l.deadline)
+                return false;
+            debug([&] {
+                return "closing " + l.who + " (disconnected): " +
+                       (r == 0   ? std::string("the peer closed its end")
+                        : r < 0 && err != EAGAIN && err != EINTR ? std::string(std::strerror(err))
+                                                                 : "the peer did not close its end within " +
+                                                                       std::to_string(kLinger.count()) + " s");
+            });
+            return true;
         });
     }
 }
@@ -1003,8 +1076,7 @@ int TcpModule::progress()
         if (hs->dead || now < hs->deadline)
             continue;
         if (hs->outgoing) {
-            hs->dead = true;
-            hs->fd.reset();
+            close_handshake(*hs, "no reply within btl_tcp_handshake_timeout");
             if (hs->ep->phase == EpPhase::connecting)
                 fail(*hs->ep, WEFT_ERR_UNREACHABLE, "connect to " + where(*hs->ep) + " timed out");
         } else {

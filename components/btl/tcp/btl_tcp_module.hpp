@@ -73,7 +73,7 @@ struct Handshake {
     size_t sent = 0;                    // outgoing hello bytes written
     std::chrono::steady_clock::time_point deadline;
     std::string from;                   // peer address, for messages
-    bool dead = false;
+    bool dead = false;                  // reaped on the next pass; its descriptor is closed or adopted
 };
 
 enum class EpPhase { connecting, connected, closing, gone };
@@ -118,6 +118,8 @@ struct TcpEndpoint {
     std::vector<Unlanded> unlanded;
     // Where its links deliver; built with the first link that reads.
     std::unique_ptr<EndpointSink> sink;
+    // Why it closed or failed: logged when its links are closed (reap()).
+    std::string ended;
     Link &primary() { return *slots[0]->link; }
 };
 
@@ -175,6 +177,11 @@ private:
     void incoming_hello(Handshake &hs);
     void outgoing_reply(Handshake &hs);
     void refuse(Handshake &hs, const std::string &why);
+    // Closes a handshake's connection (if it still has one) and says why.
+    void close_handshake(Handshake &hs, const std::string &why);
+    // Debug-level message, built only when debug is on.
+    template <class Text>
+    void debug(Text &&text) const;
     void adopt(TcpEndpoint &ep, unsigned link, Fd fd);
     TcpEndpoint &new_endpoint(uint32_t rank);
     void watch_link(LinkSlot &slot, bool out);
@@ -218,7 +225,13 @@ private:
     std::vector<std::unique_ptr<TcpEndpoint>> endpoints_;
     std::vector<std::unique_ptr<Handshake>> handshakes_;
     std::deque<Report> reports_;
-    std::vector<std::pair<Fd, std::chrono::steady_clock::time_point>> lingering_;
+    // Links closed locally, kept until the peer closes its end (or kLinger).
+    struct Lingering {
+        Fd fd;
+        std::chrono::steady_clock::time_point deadline;
+        std::string who;
+    };
+    std::vector<Lingering> lingering_;
     bool in_progress_ = false;
     unsigned long refused_ = 0;
     bool warned_refused_ = false;
