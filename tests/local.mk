@@ -7,6 +7,8 @@ include $(srcdir)/tests/mpi/local.mk
 # through the real repository (tests/unit/btl_harness.hpp).
 unit_test_sources += tests/unit/btl_harness.hpp tests/unit/btl_harness.cc \
 	tests/unit/btl_conformance_test.cc
+# A btl built against a smaller btl.h (tests/components/old_abi_component.c).
+unit_test_sources += tests/unit/btl_abi_test.cc
 
 if WEFT_HAVE_GTEST
 check_PROGRAMS += tests/unit/weft_unit_tests

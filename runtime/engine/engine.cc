@@ -34,8 +34,8 @@ Engine::~Engine()
     rt_.progress().remove(poll, this);
     // Registrations of unfinished rendezvous sends go back to their modules.
     ops_.for_each([](Op *op) {
-        if (op->reg_module && op->reg_module->ops->mem_deregister)
-            op->reg_module->ops->mem_deregister(op->reg_module, &op->reg);
+        if (op->reg_module)
+            weft_btl_mem_deregister(op->reg_module, &op->reg);
     });
 }
 
@@ -104,7 +104,7 @@ bool Engine::connect_now(PeerState &ps)
     // An eager frame must fit one send with its header.
     if (caps.max_send > sizeof(wire::Put))
         ps.eager_limit = std::min(ps.eager_limit, caps.max_send - sizeof(wire::Put));
-    ps.inline_max = (ps.ep->module->ops->sendi && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
+    ps.inline_max = (WEFT_BTL_HAS_OP(ps.ep->module, sendi) && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
     return true;
 }
 
@@ -221,10 +221,10 @@ bool Engine::start_put(PeerState &ps, Op *op)
         weft_btl_module_t *m = ps.ep->module;
         // RDMA: the target reads the data itself (single copy), when the
         // module can and the buffer registers.
-        if (rndv_rdma_ && !op->reg_module && (m->caps.flags & WEFT_BTL_FLAG_GET) && m->ops->mem_register &&
-            m->ops->get && op->length > 0) {
+        if (rndv_rdma_ && !op->reg_module && (m->caps.flags & WEFT_BTL_FLAG_GET) && WEFT_BTL_HAS_OP(m, get) &&
+            op->length > 0) {
             op->reg.size = sizeof op->reg;
-            if (m->ops->mem_register(m, const_cast<std::byte *>(op->data), op->length, &op->reg) ==
+            if (weft_btl_mem_register(m, const_cast<std::byte *>(op->data), op->length, &op->reg) ==
                     WEFT_SUCCESS &&
                 op->reg.rkey_len <= sizeof op->reg.rkey && op->reg.rkey_len <= 64)
                 op->reg_module = m;
@@ -376,8 +376,7 @@ bool Engine::continue_reply(PeerState &ps, Op *op)
 void Engine::complete_op(Op *op, int status, size_t mlength)
 {
     if (op->reg_module) {
-        if (op->reg_module->ops->mem_deregister)
-            op->reg_module->ops->mem_deregister(op->reg_module, &op->reg);
+        weft_btl_mem_deregister(op->reg_module, &op->reg);
         op->reg_module = nullptr;
     }
     switch (op->kind) {
@@ -494,10 +493,10 @@ int Engine::retry_rdma(const DeferredRdma &d)
     }
     Op *op = ops_.get(d.handle);
     weft_btl_endpoint_t *ep = d.ep;
-    if (!op || !ep || !ep->module->ops->put)
+    if (!op || !ep || !WEFT_BTL_HAS_OP(ep->module, put))
         return WEFT_SUCCESS;               // the send ended meanwhile
-    const int rc = ep->module->ops->put(ep, op->data + d.from, d.len, d.addr, d.rkey.data(), d.rkey_len, on_put_done,
-                                        reinterpret_cast<void *>(static_cast<uintptr_t>(op->handle)));
+    const int rc = weft_btl_put(ep, op->data + d.from, d.len, d.addr, d.rkey.data(), d.rkey_len, on_put_done,
+                                reinterpret_cast<void *>(static_cast<uintptr_t>(op->handle)));
     if (rc != WEFT_SUCCESS && rc != WEFT_ERR_AGAIN)
         send_put_done(ep->peer_rank, d.token, rc);   // the target reads that part itself
     return rc;
@@ -570,12 +569,12 @@ void Engine::handle_put_req(weft_btl_endpoint_t *ep, const wire::Frame &f)
         q.offset > op->length || q.length > op->length - q.offset) {
         reject(ep->peer_rank, "putreq for an unknown operation or outside its data");
         status = WEFT_ERR_BAD_PARAM;
-    } else if (!ep->module->ops->put) {
+    } else if (!WEFT_BTL_HAS_OP(ep->module, put)) {
         status = WEFT_ERR_NOT_SUPPORTED;
     } else {
         op->put_token = q.token;
-        status = ep->module->ops->put(ep, op->data + q.offset, q.length, q.addr, f.payload.data(), f.payload.size(),
-                                      on_put_done, reinterpret_cast<void *>(static_cast<uintptr_t>(op->handle)));
+        status = weft_btl_put(ep, op->data + q.offset, q.length, q.addr, f.payload.data(), f.payload.size(),
+                              on_put_done, reinterpret_cast<void *>(static_cast<uintptr_t>(op->handle)));
         if (status == WEFT_SUCCESS)
             return;
         if (status == WEFT_ERR_AGAIN && ep->peer_rank < job_size_ && f.payload.size() <= sizeof(DeferredRdma::rkey)) {

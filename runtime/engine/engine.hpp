@@ -366,12 +366,16 @@ private:
     int send_frame(PeerState &ps, std::span<const std::byte> hdr, std::span<const std::byte> payload)
     {
         weft_btl_endpoint_t *ep = ps.ep;
-        if (hdr.size() + payload.size() <= ps.inline_max)
-            return ep->module->ops->sendi(ep, wire::kAmEngine, hdr.data(), hdr.size(), payload.data(),
-                                          payload.size());
+        if (hdr.size() + payload.size() <= ps.inline_max) {
+            // inline_max is 0 unless the module has sendi (connect_now):
+            // saying so spares the wrapper's test on every message.
+            if (!WEFT_BTL_HAS_OP(ep->module, sendi))
+                __builtin_unreachable();
+            return weft_btl_sendi(ep, wire::kAmEngine, hdr.data(), hdr.size(), payload.data(), payload.size());
+        }
         iovec iov[2] = {{const_cast<std::byte *>(hdr.data()), hdr.size()},
                         {const_cast<std::byte *>(payload.data()), payload.size()}};
-        return ep->module->ops->send(ep, wire::kAmEngine, iov, payload.empty() ? 1 : 2);
+        return weft_btl_send(ep, wire::kAmEngine, iov, payload.empty() ? 1 : 2);
     }
     // An eager frame: Tagged (8 header bytes) where it can say the match
     // bits, else Eager.

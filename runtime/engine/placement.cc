@@ -30,10 +30,9 @@ int Engine::send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<co
     iovec iov[2] = {{const_cast<std::byte *>(hdr), sizeof d},
                     {const_cast<std::byte *>(payload.data()), payload.size()}};
     const int iovcnt = payload.empty() ? 1 : 2;
-    if (!(m->caps.flags & WEFT_BTL_FLAG_UNORDERED) || !WEFT_HAS_MEMBER(m->ops, weft_btl_module_ops_t, sendx) ||
-        !m->ops->sendx)
-        return m->ops->send(ep, wire::kAmEngine, iov, iovcnt);
-    return m->ops->sendx(ep, wire::kAmEngine, iov, iovcnt, WEFT_BTL_SEND_UNORDERED);
+    if (!(m->caps.flags & WEFT_BTL_FLAG_UNORDERED) || !WEFT_BTL_HAS_OP(m, sendx))
+        return weft_btl_send(ep, wire::kAmEngine, iov, iovcnt);
+    return weft_btl_sendx(ep, wire::kAmEngine, iov, iovcnt, WEFT_BTL_SEND_UNORDERED);
 }
 
 Incoming *Engine::data_target(const wire::Data &d, size_t bytes, bool quiet)

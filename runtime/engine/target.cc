@@ -310,7 +310,7 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
         finish_incoming(in, WEFT_SUCCESS);
         return;
     }
-    if (u.rkey_len > 0 && ep && ep->module->ops->get) {
+    if (u.rkey_len > 0 && ep && WEFT_BTL_HAS_OP(ep->module, get)) {
         in->ep = ep;
         in->peer_addr = u.addr;
         in->peer_rkey_len = std::min(u.rkey_len, in->peer_rkey.size());
@@ -355,11 +355,11 @@ Status Engine::split_rendezvous(Incoming *in, uint64_t handle)
     weft_btl_module_t *m = in->ep->module;
     const size_t half = (in->mlength / 2) & ~size_t{4095};   // page-aligned parts
     if (!rndv_split_ || in->mlength < rndv_split_ || half == 0 || !(m->caps.flags & WEFT_BTL_FLAG_PUT) ||
-        !m->ops->put || !m->ops->mem_register)
+        !WEFT_BTL_HAS_OP(m, put))
         return Status(WEFT_ERR_NOT_SUPPORTED, "no split");
     std::byte *dst = static_cast<std::byte *>(in->md->desc.start) + in->offset;
     in->reg.size = sizeof in->reg;
-    if (m->ops->mem_register(m, dst, in->mlength, &in->reg) != WEFT_SUCCESS || in->reg.rkey_len > 64)
+    if (weft_btl_mem_register(m, dst, in->mlength, &in->reg) != WEFT_SUCCESS || in->reg.rkey_len > 64)
         return Status(WEFT_ERR_NOT_SUPPORTED, "no registration");
     in->reg_module = m;
     in->split = half;
@@ -381,8 +381,8 @@ Status Engine::split_rendezvous(Incoming *in, uint64_t handle)
 int Engine::issue_part_get(Incoming *in, size_t from, size_t len)
 {
     std::byte *dst = static_cast<std::byte *>(in->md->desc.start) + in->offset + from;
-    return in->ep->module->ops->get(in->ep, dst, len, in->peer_addr + from, in->peer_rkey.data(), in->peer_rkey_len,
-                                    on_rdma_done, reinterpret_cast<void *>(static_cast<uintptr_t>(in->handle)));
+    return weft_btl_get(in->ep, dst, len, in->peer_addr + from, in->peer_rkey.data(), in->peer_rkey_len, on_rdma_done,
+                        reinterpret_cast<void *>(static_cast<uintptr_t>(in->handle)));
 }
 
 int Engine::start_part_get(Incoming *in, size_t from, size_t len)
@@ -429,8 +429,7 @@ void Engine::handle_put_done(const wire::Frame &f)
 void Engine::finish_incoming(Incoming *in, int status)
 {
     if (in->reg_module) {
-        if (in->reg_module->ops->mem_deregister)
-            in->reg_module->ops->mem_deregister(in->reg_module, &in->reg);
+        weft_btl_mem_deregister(in->reg_module, &in->reg);
         in->reg_module = nullptr;
     }
     Md *md = in->md;

@@ -50,14 +50,14 @@ Status BtlLayer::open(Framework &fw, const weft_btl_upcalls_t &upcalls,
         }
         for (int i = 0; i < n && i < kMaxModulesPerComponent; ++i) {
             weft_btl_module_t *m = mods[i];
-            if (!m || !WEFT_HAS_MEMBER(m, weft_btl_module_t, module_ctx) || !m->ops) {
+            if (const char *problem = weft_btl_module_abi_problem(m)) {
                 fw.logger().write("btl", rec->name, WEFT_LOG_ERROR,
-                                  "init returned a module without the ABI 1.0 fields; skipped");
+                                  "module " + std::to_string(i) + " does not follow the btl ABI 1.0 (" + problem +
+                                      "); skipped: rebuild the component against this weft's weft/btl.h");
                 continue;
             }
-            m->upcalls = upcalls;
-            if (WEFT_HAS_MEMBER(m, weft_btl_module_t, process))
-                m->process = process;
+            weft_btl_module_set_upcalls(m, &upcalls);
+            m->process = process;
             modules_.push_back({m, comp, i, "weft.btl." + rec->name + "." + std::to_string(i)});
         }
         v.used = true;
@@ -78,13 +78,13 @@ Status BtlLayer::publish_cards(PmixClient &pmix) const
 {
     std::vector<std::byte> buf(1024);
     for (const auto &om : modules_) {
-        if (!om.module->ops->card)
-            continue;
         size_t len = buf.size();
-        int rc = om.module->ops->card(om.module, buf.data(), &len);
+        int rc = weft_btl_card(om.module, buf.data(), &len);
+        if (rc == WEFT_ERR_NOT_SUPPORTED)
+            continue;   // publishes no card
         if (rc == WEFT_ERR_TRUNCATED && len <= kMaxCard) {
             buf.resize(len);
-            rc = om.module->ops->card(om.module, buf.data(), &len);
+            rc = weft_btl_card(om.module, buf.data(), &len);
         }
         if (rc != WEFT_SUCCESS || len > buf.size())
             return Status(rc < 0 ? rc : WEFT_ERROR,
@@ -120,10 +120,8 @@ int BtlLayer::peer_card(PmixClient &pmix, const weft_btl_module_t *m, uint32_t r
 void BtlLayer::modex_ready(log::Logger &logger) const
 {
     for (const auto &om : modules_) {
-        const weft_btl_module_ops_t *ops = om.module->ops;
-        if (!WEFT_HAS_MEMBER(ops, weft_btl_module_ops_t, modex_ready) || !ops->modex_ready)
-            continue;
-        if (int rc = ops->modex_ready(om.module); rc != WEFT_SUCCESS)
+        const int rc = weft_btl_modex_ready(om.module);
+        if (rc != WEFT_SUCCESS && rc != WEFT_ERR_NOT_SUPPORTED)
             logger.write("btl", om.component->base.name, WEFT_LOG_WARN,
                          "btl/" + std::string(om.module->name) +
                              ": could not finish its connections after the modex (" + weft_status_string(rc) +
@@ -134,8 +132,7 @@ void BtlLayer::modex_ready(log::Logger &logger) const
 void BtlLayer::close()
 {
     for (auto &om : modules_)
-        if (om.module->ops->finalize)
-            om.module->ops->finalize(om.module);
+        weft_btl_finalize(om.module);
     modules_.clear();
 }
 

@@ -237,10 +237,8 @@ void Endpoints::fail(uint32_t rank, const std::string &why)
     if (!was_failed)
         notify_failed(*p);
     for (auto *&ep : p->endpoints)
-        if (ep && ep->module->ops->disconnect) {
-            ep->module->ops->disconnect(ep);
+        if (ep && weft_btl_disconnect(ep) != WEFT_ERR_NOT_SUPPORTED)
             ep = nullptr;
-        }
 }
 
 void Endpoints::notify_failed(const Peer &p)
@@ -255,8 +253,7 @@ void Endpoints::close_all()
         for (auto *&ep : p->endpoints)
             if (ep) {
                 ep->runtime_ctx = nullptr;
-                if (ep->module->ops->disconnect)
-                    ep->module->ops->disconnect(ep);
+                weft_btl_disconnect(ep);
                 ep = nullptr;
             }
 }

@@ -34,7 +34,7 @@ Result<Explanation> explain(Framework &fw)
         ex.modules.push_back({om.module->name, om.component->base.name, om.module->caps});
         std::vector<std::byte> card(4096);
         size_t len = card.size();
-        if (!om.module->ops->card || om.module->ops->card(om.module, card.data(), &len) != WEFT_SUCCESS)
+        if (weft_btl_card(om.module, card.data(), &len) != WEFT_SUCCESS)
             len = 0;
         card.resize(len);
         cards.push_back(std::move(card));

@@ -50,7 +50,7 @@ PeerChoice choose(weft_peer_class_t peer_class, std::span<const Candidate> candi
         char why[WEFT_REASON_MAX] = {};
         if (!can_send(c.module))
             v.reason = "cannot send active messages";
-        else if (c.module->ops->reachable(c.module, &c.peer, why, sizeof why) == 1)
+        else if (weft_btl_reachable(c.module, &c.peer, why, sizeof why) == 1)
             reach.push_back(i);
         else
             v.reason = why[0] ? why : "said unreachable without a reason";

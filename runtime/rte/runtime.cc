@@ -90,19 +90,15 @@ Status Runtime::setup()
     if (Status st = btl_.open(*fw_, up, &process_); !st.ok())
         return st;
     endpoints_ = std::make_unique<Endpoints>(pmix_, btl_, fw_->logger());
-    for (const auto &om : btl_.modules())
-        if (om.module->ops->progress) {
-            int fd = om.module->ops->wait_fd ? om.module->ops->wait_fd(om.module) : -1;
-            if (fd < 0 && (om.module->caps.flags & WEFT_BTL_FLAG_LOCAL_ONLY))
-                fd = ProgressEngine::kNoWake;   // nothing arrives from elsewhere
-            // Modules that wait on descriptors poll with a system call:
-            // rarely until they carry a connected peer (note_in_use).
-            const bool has_prepare =
-                WEFT_HAS_MEMBER(om.module->ops, weft_btl_module_ops_t, prepare_wait) &&
-                om.module->ops->prepare_wait;
-            progress_.add(poll_module, om.module, fd, fd >= 0 ? kColdPollEvery : 1,
-                          has_prepare ? prepare_module : nullptr);
-        }
+    for (const auto &om : btl_.modules()) {
+        int fd = weft_btl_wait_fd(om.module);
+        if (fd < 0 && (om.module->caps.flags & WEFT_BTL_FLAG_LOCAL_ONLY))
+            fd = ProgressEngine::kNoWake;   // nothing arrives from elsewhere
+        // Modules that wait on descriptors poll with a system call:
+        // rarely until they carry a connected peer (note_in_use).
+        progress_.add(poll_module, om.module, fd, fd >= 0 ? kColdPollEvery : 1,
+                      WEFT_BTL_HAS_OP(om.module, prepare_wait) ? prepare_module : nullptr);
+    }
     if (!pmix_.singleton())
         progress_.add(poll_events, this, pmix_.event_fd(), kEventsPollEvery);
     if (Status st = choose_progress_mode(); !st.ok())
@@ -214,13 +210,13 @@ void Runtime::set_place_handler(uint8_t am_id, PlaceHandler place, PlacedHandler
 int Runtime::poll_module(void *ctx)
 {
     auto *m = static_cast<weft_btl_module_t *>(ctx);
-    return m->ops->progress(m);
+    return weft_btl_progress(m);
 }
 
 int Runtime::prepare_module(void *ctx)
 {
     auto *m = static_cast<weft_btl_module_t *>(ctx);
-    return m->ops->prepare_wait(m);
+    return weft_btl_prepare_wait(m);
 }
 
 int Runtime::poll_events(void *ctx)

@@ -248,15 +248,15 @@ double raw_latency(size_t n, int me)
         check(weft_barrier(), "barrier");
     }
     Buffer buf(n);
-    const bool inline_ok = m->ops->sendi && (m->caps.flags & WEFT_BTL_FLAG_INLINE) && n <= m->caps.inline_max;
+    const bool inline_ok = WEFT_BTL_HAS_OP(m, sendi) && (m->caps.flags & WEFT_BTL_FLAG_INLINE) && n <= m->caps.inline_max;
     auto send = [&] {
         int rc;
         do {
             if (inline_ok) {
-                rc = m->ops->sendi(ep, kAmRaw, nullptr, 0, buf.get(), n);
+                rc = weft_btl_sendi(ep, kAmRaw, nullptr, 0, buf.get(), n);
             } else {
                 iovec iov{buf.get(), n};
-                rc = m->ops->send(ep, kAmRaw, &iov, 1);
+                rc = weft_btl_send(ep, kAmRaw, &iov, 1);
             }
             if (rc == WEFT_ERR_AGAIN)
                 rt->progress().progress();
@@ -325,18 +325,19 @@ double raw_bandwidth(size_t n, int me)
         int rc;
         do {
             iovec iov{const_cast<void *>(p), len};
-            rc = m->ops->send(ep, id, &iov, len ? 1 : 0);
+            rc = weft_btl_send(ep, id, &iov, len ? 1 : 0);
             if (rc == WEFT_ERR_AGAIN)
                 rt->progress().progress();
         } while (rc == WEFT_ERR_AGAIN);
         check(rc, "raw send");
     };
-    const bool by_get = (m->caps.flags & WEFT_BTL_FLAG_GET) && m->ops->get && m->ops->mem_register && n > 0;
+    const bool by_get = (m->caps.flags & WEFT_BTL_FLAG_GET) && WEFT_BTL_HAS_OP(m, get) &&
+                        WEFT_BTL_HAS_OP(m, mem_register) && n > 0;
     Buffer buf(n);
     weft_btl_reg_t reg{};
     reg.size = sizeof reg;
     if (by_get && me == 0) {
-        check(m->ops->mem_register(m, buf.get(), n, &reg), "raw mem_register");
+        check(weft_btl_mem_register(m, buf.get(), n, &reg), "raw mem_register");
         RawKey k;
         k.addr = reinterpret_cast<uintptr_t>(buf.get());
         k.rkey_len = reg.rkey_len;
@@ -365,8 +366,8 @@ double raw_bandwidth(size_t n, int me)
                 g_raw_keys.take(1);   // go
                 for (int w = 0; w < kWindow; ++w) {
                     int rc;
-                    while ((rc = m->ops->get(ep, buf.get(), n, g_raw_key.addr, g_raw_key.rkey, g_raw_key.rkey_len,
-                                             raw_get_done, nullptr)) == WEFT_ERR_AGAIN)
+                    while ((rc = weft_btl_get(ep, buf.get(), n, g_raw_key.addr, g_raw_key.rkey, g_raw_key.rkey_len,
+                                          raw_get_done, nullptr)) == WEFT_ERR_AGAIN)
                         rt->progress().progress();
                     check(rc, "raw get");
                 }
@@ -378,8 +379,8 @@ double raw_bandwidth(size_t n, int me)
         }
     }
     const double secs = (now_us() - t0) / 1e6;
-    if (by_get && me == 0 && m->ops->mem_deregister)
-        m->ops->mem_deregister(m, &reg);
+    if (by_get && me == 0)
+        weft_btl_mem_deregister(m, &reg);
     return static_cast<double>(n) * kWindow * iters / 1e6 / secs;
 }
 

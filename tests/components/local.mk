@@ -124,4 +124,12 @@ tests_components_weft_btl_unavail_la_SOURCES = tests/components/test_component.c
 tests_components_weft_btl_unavail_la_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_NAME=unavail -DTEST_UNAVAIL
 tests_components_weft_btl_unavail_la_CFLAGS = $(tests_components_cflags)
 tests_components_weft_btl_unavail_la_LDFLAGS = $(tests_components_ldflags)
+
+# oldabi: a working loopback btl as if built against an older, smaller
+# btl.h (its own source): tests/unit/btl_abi_test.cc
+check_LTLIBRARIES += tests/components/weft_btl_oldabi.la
+tests_components_weft_btl_oldabi_la_SOURCES = tests/components/old_abi_component.c \
+	tests/components/old_abi_component.h
+tests_components_weft_btl_oldabi_la_CFLAGS = $(tests_components_cflags)
+tests_components_weft_btl_oldabi_la_LDFLAGS = $(tests_components_ldflags)
 endif

@@ -138,14 +138,14 @@ protected:
     int send(weft_btl_endpoint_t *ep, uint8_t am_id, std::span<const std::byte> data)
     {
         iovec iov{const_cast<std::byte *>(data.data()), data.size()};
-        return h_.retry_on_again([&] { return ops_->send(ep, am_id, &iov, 1); });
+        return h_.retry_on_again([&] { return weft_btl_send(ep, am_id, &iov, 1); });
     }
     // sendi with the first bytes as the header and the rest as the payload.
     int sendi(weft_btl_endpoint_t *ep, uint8_t am_id, std::span<const std::byte> data)
     {
         size_t hdr = std::min<size_t>(data.size(), 8);
         return h_.retry_on_again([&] {
-            return ops_->sendi(ep, am_id, data.data(), hdr, data.data() + hdr, data.size() - hdr);
+            return weft_btl_sendi(ep, am_id, data.data(), hdr, data.data() + hdr, data.size() - hdr);
         });
     }
     bool wait_deliveries(size_t n)
@@ -155,6 +155,8 @@ protected:
 
     BtlHarness h_;
     weft_btl_module_t *m_ = nullptr;
+    // The raw table, for the misuse tests only: they pass NULL endpoints
+    // straight to the module, which the weft_btl_*() wrappers never do.
     const weft_btl_module_ops_t *ops_ = nullptr;
     weft_btl_endpoint_t *ep_ = nullptr;
     std::vector<std::byte> my_card_;
@@ -177,6 +179,7 @@ TEST_P(BtlConformance, ModulesPublishCapsAndCard)
         EXPECT_GE(m->size, sizeof(weft_btl_module_t));
         EXPECT_EQ(m->component, h_.component());
         EXPECT_GE(m->ops->size, sizeof(weft_btl_module_ops_t));
+        EXPECT_EQ(weft_btl_module_abi_problem(m), nullptr) << weft_btl_module_abi_problem(m);
         EXPECT_NE(m->name[0], '\0');
         EXPECT_EQ(m->caps.size, sizeof(weft_btl_caps_t));
         EXPECT_TRUE(m->caps.flags & WEFT_BTL_FLAG_SEND);
@@ -185,24 +188,24 @@ TEST_P(BtlConformance, ModulesPublishCapsAndCard)
         EXPECT_GT(m->caps.bandwidth_mbs, 0.0);
         EXPECT_LE(m->caps.eager_limit, m->caps.max_send);
         if (m->caps.flags & WEFT_BTL_FLAG_INLINE) {
-            EXPECT_NE(m->ops->sendi, nullptr);
+            EXPECT_TRUE(WEFT_BTL_HAS_OP(m, sendi));
             EXPECT_GT(m->caps.inline_max, 0u);
         }
         if (m->caps.flags & (WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET)) {
-            EXPECT_NE(m->ops->mem_register, nullptr);
+            EXPECT_TRUE(WEFT_BTL_HAS_OP(m, mem_register));
         }
-        if (!(m->caps.flags & WEFT_BTL_FLAG_FD) && m->ops->wait_fd) {
-            EXPECT_EQ(m->ops->wait_fd(m), -1);
+        if (!(m->caps.flags & WEFT_BTL_FLAG_FD)) {
+            EXPECT_EQ(weft_btl_wait_fd(m), -1);
         }
         if (m->caps.flags & WEFT_BTL_FLAG_FD) {
-            ASSERT_NE(m->ops->wait_fd, nullptr);
-            EXPECT_GE(m->ops->wait_fd(m), 0);
+            ASSERT_TRUE(WEFT_BTL_HAS_OP(m, wait_fd));
+            EXPECT_GE(weft_btl_wait_fd(m), 0);
         }
-        if (WEFT_HAS_MEMBER(m->ops, weft_btl_module_ops_t, prepare_wait) && m->ops->prepare_wait) {
+        if (WEFT_BTL_HAS_OP(m, prepare_wait)) {
             // Arming an idle module is allowed at any time; progress() disarms.
             EXPECT_TRUE(m->caps.flags & WEFT_BTL_FLAG_FD) << "prepare_wait without a wait_fd";
-            EXPECT_GE(m->ops->prepare_wait(m), 0);
-            EXPECT_GE(m->ops->progress(m), 0);
+            EXPECT_GE(weft_btl_prepare_wait(m), 0);
+            EXPECT_GE(weft_btl_progress(m), 0);
         }
     }
     if (GetParam().mode == PeerMode::loopback) {
@@ -211,12 +214,12 @@ TEST_P(BtlConformance, ModulesPublishCapsAndCard)
 
     // The card: a too-small buffer says TRUNCATED and how much is needed.
     size_t len = 0;
-    int rc = ops_->card(m_, nullptr, &len);
+    int rc = weft_btl_card(m_, nullptr, &len);
     if (rc == WEFT_ERR_TRUNCATED) {
         EXPECT_GT(len, 0u);
         std::vector<std::byte> buf(len);
         size_t got = buf.size();
-        EXPECT_EQ(ops_->card(m_, buf.data(), &got), WEFT_SUCCESS);
+        EXPECT_EQ(weft_btl_card(m_, buf.data(), &got), WEFT_SUCCESS);
         EXPECT_EQ(got, len);
     } else {
         EXPECT_EQ(rc, WEFT_SUCCESS);
@@ -258,7 +261,7 @@ TEST_P(BtlConformance, SmallMessagesBySendiAndSend)
     std::vector<std::vector<std::byte>> sent;
     for (size_t n : sizes) {
         sent.push_back(pattern(n, static_cast<uint32_t>(n + 1)));
-        if (ops_->sendi && (m_->caps.flags & WEFT_BTL_FLAG_INLINE) && n <= inline_max)
+        if (WEFT_BTL_HAS_OP(m_, sendi) && (m_->caps.flags & WEFT_BTL_FLAG_INLINE) && n <= inline_max)
             ASSERT_EQ(sendi(ep_, 17, sent.back()), WEFT_SUCCESS) << n << " bytes by sendi";
         else
             ASSERT_EQ(send(ep_, 17, sent.back()), WEFT_SUCCESS) << n << " bytes by send";
@@ -319,7 +322,7 @@ TEST_P(BtlConformance, MaxSendIsEnforcedBeforeAnyCopy)
         GTEST_SKIP() << "max_send " << max_send << " is too large to exceed here";
     std::vector<std::byte> buf(piece);
     std::vector<iovec> iov(max_send / piece + 1, iovec{buf.data(), piece});
-    EXPECT_HARD_ERROR(ops_->send(ep_, 41, iov.data(), static_cast<int>(iov.size())));
+    EXPECT_HARD_ERROR(weft_btl_send(ep_, 41, iov.data(), static_cast<int>(iov.size())));
     const size_t before = h_.deliveries.size();
     for (int i = 0; i < 10; ++i)
         h_.progress_once();
@@ -341,10 +344,10 @@ TEST_P(BtlConformance, IovecPiecesArriveConcatenated)
     for (auto &p : pieces)
         iov.push_back({p.data(), p.size()});
     ASSERT_EQ(h_.retry_on_again(
-                  [&] { return ops_->send(ep_, 9, iov.data(), static_cast<int>(iov.size())); }),
+                  [&] { return weft_btl_send(ep_, 9, iov.data(), static_cast<int>(iov.size())); }),
               WEFT_SUCCESS);
     // No pieces at all: an empty message.
-    ASSERT_EQ(h_.retry_on_again([&] { return ops_->send(ep_, 10, nullptr, 0); }), WEFT_SUCCESS);
+    ASSERT_EQ(h_.retry_on_again([&] { return weft_btl_send(ep_, 10, nullptr, 0); }), WEFT_SUCCESS);
     ASSERT_TRUE(wait_deliveries(2)) << h_.failure();
     EXPECT_EQ(h_.deliveries[0].data, whole);
     EXPECT_EQ(h_.deliveries[1].am_id, 10);
@@ -357,7 +360,7 @@ TEST_P(BtlConformance, TenThousandMessagesArriveInOrder)
     if (IsSkipped())
         return;   // a skip inside start() only leaves start()
     constexpr uint32_t kCount = 10'000;
-    const bool has_sendi = ops_->sendi && (m_->caps.flags & WEFT_BTL_FLAG_INLINE) &&
+    const bool has_sendi = WEFT_BTL_HAS_OP(m_, sendi) && (m_->caps.flags & WEFT_BTL_FLAG_INLINE) &&
                            m_->caps.inline_max >= sizeof(uint32_t);
     for (uint32_t seq = 0; seq < kCount; ++seq) {
         auto bytes = std::as_bytes(std::span(&seq, 1));
@@ -385,7 +388,7 @@ TEST_P(BtlConformance, ManyPeersReachableOrRefusedWithReasons)
         // refusal says which component refused and why.
         auto peer = BtlHarness::peer(rank, rank % 2 ? WEFT_PEER_SAME_NODE : WEFT_PEER_OTHER_NODE);
         char why[WEFT_REASON_MAX] = {};
-        if (ops_->reachable(m_, &peer, why, sizeof why) == 0) {
+        if (weft_btl_reachable(m_, &peer, why, sizeof why) == 0) {
             EXPECT_NE(why[0], '\0') << "rank " << rank << " refused without a reason";
             EXPECT_NE(std::string(why).find(name), std::string::npos) << why;
             weft_btl_endpoint_t stale{};   // start_connect must clear *endpoint on refusal
@@ -397,7 +400,7 @@ TEST_P(BtlConformance, ManyPeersReachableOrRefusedWithReasons)
     if (GetParam().mode == PeerMode::loopback) {
         auto me = self_peer();
         char why[WEFT_REASON_MAX] = {};
-        EXPECT_EQ(ops_->reachable(m_, &me, why, sizeof why), 1);
+        EXPECT_EQ(weft_btl_reachable(m_, &me, why, sizeof why), 1);
         weft_btl_endpoint_t *ep = nullptr;
         EXPECT_EQ(h_.connect(me, &ep), "");
         // Only the one endpoint ever connected.
@@ -407,7 +410,7 @@ TEST_P(BtlConformance, ManyPeersReachableOrRefusedWithReasons)
     auto far = BtlHarness::peer(99, WEFT_PEER_OTHER_NODE);
     char tiny[8];
     std::memset(tiny, 'x', sizeof tiny);
-    if (ops_->reachable(m_, &far, tiny, sizeof tiny) == 0) {
+    if (weft_btl_reachable(m_, &far, tiny, sizeof tiny) == 0) {
         EXPECT_NE(std::memchr(tiny, '\0', sizeof tiny), nullptr);
     }
 }
@@ -452,7 +455,7 @@ TEST_P(BtlConformance, AgainIsRetriableAfterProgress)
     int rc = WEFT_SUCCESS;
     for (; queued < kBound; ++queued) {
         iovec iov{&queued, sizeof queued};
-        rc = ops_->send(ep_, 3, &iov, 1);
+        rc = weft_btl_send(ep_, 3, &iov, 1);
         if (rc != WEFT_SUCCESS)
             break;
     }
@@ -462,7 +465,7 @@ TEST_P(BtlConformance, AgainIsRetriableAfterProgress)
         // Progress frees room; the same message then goes through.
         ASSERT_GT(h_.progress_once(), 0);
         iovec iov{&queued, sizeof queued};
-        ASSERT_EQ(h_.retry_on_again([&] { return ops_->send(ep_, 3, &iov, 1); }), WEFT_SUCCESS);
+        ASSERT_EQ(h_.retry_on_again([&] { return weft_btl_send(ep_, 3, &iov, 1); }), WEFT_SUCCESS);
         ++queued;
     } else {
         RecordProperty("again", "never answered AGAIN within the bound");
@@ -492,21 +495,21 @@ TEST_P(BtlConformance, PutAndGetStayInsideRegisteredMemory)
     std::vector<std::byte> target(4096, std::byte{0});
     weft_btl_reg_t reg{};
     reg.size = sizeof reg;
-    ASSERT_EQ(ops_->mem_register(m_, target.data(), target.size(), &reg), WEFT_SUCCESS);
+    ASSERT_EQ(weft_btl_mem_register(m_, target.data(), target.size(), &reg), WEFT_SUCCESS);
     ASSERT_GT(reg.rkey_len, 0u);
     const uint64_t base = reinterpret_cast<uintptr_t>(target.data());
 
     auto source = pattern(100, 11);
     RdmaCompletion put_done, get_done;
     ASSERT_EQ(h_.retry_on_again([&] {
-                  return ops_->put(ep_, source.data(), source.size(), base + 10, reg.rkey,
+                  return weft_btl_put(ep_, source.data(), source.size(), base + 10, reg.rkey,
                                    reg.rkey_len, record_rdma, &put_done);
               }),
               WEFT_SUCCESS);
     EXPECT_EQ(put_done.calls, 0) << "completion ran inside put()";
     std::vector<std::byte> back(100);
     ASSERT_EQ(h_.retry_on_again([&] {
-                  return ops_->get(ep_, back.data(), back.size(), base + 10, reg.rkey,
+                  return weft_btl_get(ep_, back.data(), back.size(), base + 10, reg.rkey,
                                    reg.rkey_len, record_rdma, &get_done);
               }),
               WEFT_SUCCESS);
@@ -523,19 +526,19 @@ TEST_P(BtlConformance, PutAndGetStayInsideRegisteredMemory)
 
     // The last byte and an empty range at the end are inside.
     std::byte one{0x5a};
-    EXPECT_EQ(ops_->put(ep_, &one, 1, base + 4095, reg.rkey, reg.rkey_len, nullptr, nullptr),
+    EXPECT_EQ(weft_btl_put(ep_, &one, 1, base + 4095, reg.rkey, reg.rkey_len, nullptr, nullptr),
               WEFT_SUCCESS);
-    EXPECT_EQ(ops_->get(ep_, &one, 0, base + 4096, reg.rkey, reg.rkey_len, nullptr, nullptr),
+    EXPECT_EQ(weft_btl_get(ep_, &one, 0, base + 4096, reg.rkey, reg.rkey_len, nullptr, nullptr),
               WEFT_SUCCESS);
 
     // Out of range, overflowing, or with a broken key: refused, no callback.
     RdmaCompletion never;
     std::vector<std::byte> big(8192);
     auto refused_get = [&](uint64_t addr, size_t len, const void *rkey, size_t rkey_len) {
-        return ops_->get(ep_, big.data(), len, addr, rkey, rkey_len, record_rdma, &never);
+        return weft_btl_get(ep_, big.data(), len, addr, rkey, rkey_len, record_rdma, &never);
     };
     auto refused_put = [&](uint64_t addr, size_t len, const void *rkey, size_t rkey_len) {
-        return ops_->put(ep_, big.data(), len, addr, rkey, rkey_len, record_rdma, &never);
+        return weft_btl_put(ep_, big.data(), len, addr, rkey, rkey_len, record_rdma, &never);
     };
     EXPECT_HARD_ERROR(refused_get(base + 4000, 200, reg.rkey, reg.rkey_len));
     EXPECT_HARD_ERROR(refused_put(base + 4000, 200, reg.rkey, reg.rkey_len));
@@ -552,9 +555,9 @@ TEST_P(BtlConformance, PutAndGetStayInsideRegisteredMemory)
     EXPECT_HARD_ERROR(refused_put(base, 16, forged.rkey, forged.rkey_len));
 
     // After deregistration the key no longer reaches anything.
-    ASSERT_EQ(ops_->mem_deregister(m_, &reg), WEFT_SUCCESS);
+    ASSERT_EQ(weft_btl_mem_deregister(m_, &reg), WEFT_SUCCESS);
     EXPECT_HARD_ERROR(refused_put(base, 16, reg.rkey, reg.rkey_len));
-    EXPECT_HARD_ERROR(ops_->mem_deregister(m_, &reg));
+    EXPECT_HARD_ERROR(weft_btl_mem_deregister(m_, &reg));
     for (int i = 0; i < 10; ++i)
         h_.progress_once();
     EXPECT_EQ(never.calls, 0) << "a refused put/get completed";
@@ -567,14 +570,14 @@ TEST_P(BtlConformance, DisconnectClosesAndLaterSendsFail)
         return;   // a skip inside start() only leaves start()
     const std::string before = "sent before disconnect";
     ASSERT_EQ(send(ep_, 1, bytes_of(before)), WEFT_SUCCESS);
-    ASSERT_EQ(ops_->disconnect(ep_), WEFT_SUCCESS);
+    ASSERT_EQ(weft_btl_disconnect(ep_), WEFT_SUCCESS);
     // Once disconnect() returned, the endpoint takes nothing new.
     const std::string after = "after";
     iovec iov{const_cast<char *>(after.data()), after.size()};
-    EXPECT_HARD_ERROR(ops_->send(ep_, 1, &iov, 1));
-    if (ops_->sendi)
-        EXPECT_HARD_ERROR(ops_->sendi(ep_, 1, after.data(), after.size(), nullptr, 0));
-    EXPECT_HARD_ERROR(ops_->disconnect(ep_));
+    EXPECT_HARD_ERROR(weft_btl_send(ep_, 1, &iov, 1));
+    if (WEFT_BTL_HAS_OP(m_, sendi))
+        EXPECT_HARD_ERROR(weft_btl_sendi(ep_, 1, after.data(), after.size(), nullptr, 0));
+    EXPECT_HARD_ERROR(weft_btl_disconnect(ep_));
     weft_btl_endpoint_t *closed = ep_;
     ASSERT_TRUE(h_.progress_until([&] { return h_.count_states(closed, WEFT_BTL_EP_CLOSED) > 0; }))
         << h_.failure();
@@ -603,7 +606,7 @@ TEST_P(BtlConformance, MisuseIsAnErrorCodeNotACrash)
     EXPECT_HARD_ERROR(ops_->send(ep_, 0, nullptr, 1));
     iovec null_piece{nullptr, 8};
     EXPECT_HARD_ERROR(ops_->send(ep_, 0, &null_piece, 1));
-    if (ops_->sendi) {
+    if (WEFT_BTL_HAS_OP(m_, sendi)) {
         EXPECT_HARD_ERROR(ops_->sendi(nullptr, 0, data, 1, nullptr, 0));
         EXPECT_HARD_ERROR(ops_->sendi(ep_, 0, nullptr, 4, nullptr, 0));
         EXPECT_HARD_ERROR(ops_->sendi(ep_, 0, data, 1, nullptr, 4));
@@ -612,9 +615,9 @@ TEST_P(BtlConformance, MisuseIsAnErrorCodeNotACrash)
         EXPECT_HARD_ERROR(ops_->sendi(ep_, 0, over.data(), 1, over.data(), over.size() - 1));
     }
     EXPECT_HARD_ERROR(ops_->disconnect(nullptr));
-    if (ops_->put)
+    if (WEFT_BTL_HAS_OP(m_, put))
         EXPECT_HARD_ERROR(ops_->put(nullptr, data, 1, 0, data, 1, nullptr, nullptr));
-    if (ops_->mem_register) {
+    if (WEFT_BTL_HAS_OP(m_, mem_register)) {
         EXPECT_HARD_ERROR(ops_->mem_register(m_, data, sizeof data, nullptr));
         weft_btl_reg_t never{};
         never.size = sizeof never;
@@ -648,9 +651,9 @@ TEST_P(BtlConformance, FinalizeWithPendingWorkFreesEverything)
     reg.size = sizeof reg;
     RdmaCompletion never;
     if ((m_->caps.flags & WEFT_BTL_FLAG_PUT) &&
-        ops_->mem_register(m_, target.data(), target.size(), &reg) == WEFT_SUCCESS) {
+        weft_btl_mem_register(m_, target.data(), target.size(), &reg) == WEFT_SUCCESS) {
         std::byte b{1};
-        EXPECT_EQ(ops_->put(ep_, &b, 1, reinterpret_cast<uintptr_t>(target.data()), reg.rkey,
+        EXPECT_EQ(weft_btl_put(ep_, &b, 1, reinterpret_cast<uintptr_t>(target.data()), reg.rkey,
                             reg.rkey_len, record_rdma, &never),
                   WEFT_SUCCESS);
     }
@@ -658,7 +661,7 @@ TEST_P(BtlConformance, FinalizeWithPendingWorkFreesEverything)
     weft_btl_endpoint_t *second = nullptr;
     const weft_btl_peer_t me = self_peer();
     ASSERT_EQ(h_.component()->start_connect(m_, &me, &second), WEFT_SUCCESS);
-    ASSERT_EQ(ops_->disconnect(ep_), WEFT_SUCCESS);
+    ASSERT_EQ(weft_btl_disconnect(ep_), WEFT_SUCCESS);
     const size_t deliveries = h_.deliveries.size(), states = h_.states.size();
     EXPECT_EQ(h_.finalize_modules(), "");
     EXPECT_EQ(h_.deliveries.size(), deliveries) << "finalize ran a recv upcall";
@@ -677,23 +680,23 @@ TEST_P(BtlConformance, HandlerMaySendWithoutRecursion)
             return;
         // Reply from inside the upcall, both ways; neither may re-enter it.
         const std::string reply = "reply";
-        if (ops_->sendi) {
+        if (WEFT_BTL_HAS_OP(m_, sendi)) {
             EXPECT_EQ(h_.retry_on_again([&] {
-                          return ops_->sendi(d.ep, 2, reply.data(), reply.size(), nullptr, 0);
+                          return weft_btl_sendi(d.ep, 2, reply.data(), reply.size(), nullptr, 0);
                       }),
                       WEFT_SUCCESS);
         }
         iovec iov{const_cast<char *>(reply.data()), reply.size()};
-        EXPECT_EQ(ops_->send(d.ep, 3, &iov, 1), WEFT_SUCCESS);
+        EXPECT_EQ(weft_btl_send(d.ep, 3, &iov, 1), WEFT_SUCCESS);
         // A runtime that progresses from a handler must not be called back.
-        int rc = ops_->progress(m_);
+        int rc = weft_btl_progress(m_);
         EXPECT_GE(rc, 0);
         nested_progress_events += rc > 0 ? rc : 0;
     };
     constexpr size_t kRequests = 10;
     for (size_t i = 0; i < kRequests; ++i)
         ASSERT_EQ(send(ep_, 1, bytes_of("request")), WEFT_SUCCESS);
-    const size_t replies = ops_->sendi ? 2 : 1;
+    const size_t replies = WEFT_BTL_HAS_OP(m_, sendi) ? 2 : 1;
     ASSERT_TRUE(wait_deliveries(kRequests * (1 + replies))) << h_.failure();
     EXPECT_EQ(h_.max_upcall_depth, 1);
     EXPECT_EQ(nested_progress_events, 0);
@@ -716,7 +719,7 @@ TEST_P(BtlConformance, OtherProcessIsReachedOrRefusedWithReason)
         // a same-node peer through one of them (tcp: loopback).
         weft_btl_module_t *m = h.module_for(peer);
         char why[WEFT_REASON_MAX] = {};
-        const int reach = m->ops->reachable(m, &peer, why, sizeof why);
+        const int reach = weft_btl_reachable(m, &peer, why, sizeof why);
         weft_btl_endpoint_t *ep = nullptr;
         if (traits.mode == PeerMode::loopback) {
             if (reach != 0)
@@ -727,7 +730,7 @@ TEST_P(BtlConformance, OtherProcessIsReachedOrRefusedWithReason)
                 return side + ": start_connect to another process gave " + weft_status_string(rc);
             // Nor is it fooled by the other process's card in a SELF description.
             auto impostor = ctx.peer(WEFT_PEER_SELF);
-            if (!ctx.peer_card.empty() && m->ops->reachable(m, &impostor, why, sizeof why) != 0)
+            if (!ctx.peer_card.empty() && weft_btl_reachable(m, &impostor, why, sizeof why) != 0)
                 return side + ": reaches a SELF description carrying another process's card";
             return "";
         }
@@ -739,14 +742,14 @@ TEST_P(BtlConformance, OtherProcessIsReachedOrRefusedWithReason)
         const std::string ping = "ping from " + side;
         if (ctx.side == Side::parent) {
             iovec iov{const_cast<char *>(ping.data()), ping.size()};
-            if (int rc = h.retry_on_again([&] { return m->ops->send(ep, 7, &iov, 1); }); rc != 0)
+            if (int rc = h.retry_on_again([&] { return weft_btl_send(ep, 7, &iov, 1); }); rc != 0)
                 return side + ": send failed: " + weft_status_string(rc);
         }
         if (!h.progress_until([&] { return !h.deliveries.empty(); }))
             return side + ": nothing arrived: " + h.failure();
         if (ctx.side == Side::child) {
             iovec iov{const_cast<char *>(ping.data()), ping.size()};
-            if (int rc = h.retry_on_again([&] { return m->ops->send(ep, 7, &iov, 1); }); rc != 0)
+            if (int rc = h.retry_on_again([&] { return weft_btl_send(ep, 7, &iov, 1); }); rc != 0)
                 return side + ": reply failed: " + weft_status_string(rc);
             // Wait until the parent says it got the reply before closing.
             if (!ctx.channel.receive(std::chrono::seconds(30)))
@@ -784,7 +787,7 @@ std::string connect_peer(PeerContext &ctx, weft_btl_endpoint_t **ep)
 int send_bytes(BtlHarness &h, weft_btl_endpoint_t *ep, uint8_t am, std::span<const std::byte> data)
 {
     iovec iov{const_cast<std::byte *>(data.data()), data.size()};
-    return h.retry_on_again([&] { return ep->module->ops->send(ep, am, &iov, 1); });
+    return h.retry_on_again([&] { return weft_btl_send(ep, am, &iov, 1); });
 }
 
 // Waits until the other side says it is done too, so neither closes early.
@@ -923,8 +926,8 @@ TEST_P(BtlPeerConformance, IovecPiecesArriveConcatenated)
         for (auto &p : pieces)
             iov.push_back({p.data(), p.size()});
         const auto *ops = ep->module->ops;
-        if (h.retry_on_again([&] { return ops->send(ep, 9, iov.data(), static_cast<int>(iov.size())); }) != 0 ||
-            h.retry_on_again([&] { return ops->send(ep, 10, nullptr, 0); }) != 0)
+        if (h.retry_on_again([&] { return weft_btl_send(ep, 9, iov.data(), static_cast<int>(iov.size())); }) != 0 ||
+            h.retry_on_again([&] { return weft_btl_send(ep, 10, nullptr, 0); }) != 0)
             return me + ": send failed";
         if (!h.progress_until([&] { return h.deliveries.size() >= 2; }))
             return me + ": nothing arrived: " + h.failure();
@@ -1010,8 +1013,8 @@ std::string flood_then_drain(PeerContext &ctx, bool by_sendi)
         for (; sent < bound; ++sent) {
             std::memcpy(filler.data(), &sent, sizeof sent);
             iovec iov{filler.data(), filler.size()};
-            rc = by_sendi ? ops->sendi(ep, 3, filler.data(), 8, filler.data() + 8, filler.size() - 8)
-                          : ops->send(ep, 3, &iov, 1);
+            rc = by_sendi ? weft_btl_sendi(ep, 3, filler.data(), 8, filler.data() + 8, filler.size() - 8)
+                          : weft_btl_send(ep, 3, &iov, 1);
             if (rc != WEFT_SUCCESS)
                 break;
         }
@@ -1068,13 +1071,13 @@ TEST_P(BtlPeerConformance, DisconnectDeliversFirstThenCloses)
         const auto *ops = ep->module->ops;
         const auto before = pattern(200000, 9);
         if (ctx.side == Side::parent) {
-            if (send_bytes(h, ep, 1, before) != WEFT_SUCCESS || ops->disconnect(ep) != WEFT_SUCCESS)
+            if (send_bytes(h, ep, 1, before) != WEFT_SUCCESS || weft_btl_disconnect(ep) != WEFT_SUCCESS)
                 return me + ": send or disconnect failed";
             iovec iov{const_cast<std::byte *>(before.data()), 4};
-            int rc = ops->send(ep, 1, &iov, 1);
+            int rc = weft_btl_send(ep, 1, &iov, 1);
             if (rc >= 0 || rc == WEFT_ERR_AGAIN)
                 return me + ": send after disconnect gave " + std::string(weft_status_string(rc));
-            if (ops->disconnect(ep) >= 0)
+            if (weft_btl_disconnect(ep) >= 0)
                 return me + ": second disconnect succeeded";
         }
         weft_btl_endpoint_t *mine = ep;
@@ -1101,7 +1104,7 @@ TEST_P(BtlPeerConformance, MisuseIsAnErrorCodeNotACrash)
         weft_btl_endpoint_t *ep = nullptr;
         if (std::string err = connect_peer(ctx, &ep); !err.empty())
             return err;
-        const auto *ops = ep->module->ops;
+        const auto *ops = ep->module->ops;   // raw on purpose, as in MisuseIsAnErrorCodeNotACrash
         std::byte data[16] = {};
         iovec iov{data, sizeof data};
         iovec null_piece{nullptr, 8};
@@ -1151,12 +1154,12 @@ TEST_P(BtlPeerConformance, FinalizeWithPendingWorkNeitherHangsNorCallsBack)
             const auto *ops = ep->module->ops;
             for (uint32_t i = 0; i < 100; ++i) {
                 iovec iov{&i, sizeof i};
-                ops->send(ep, 2, &iov, 1);
+                weft_btl_send(ep, 2, &iov, 1);
             }
             auto big = pattern(size_t{4} << 20, 5);
             iovec iov{big.data(), std::min(big.size(), ep->module->caps.max_send)};
-            ops->send(ep, 2, &iov, 1);
-            ops->disconnect(ep);
+            weft_btl_send(ep, 2, &iov, 1);
+            weft_btl_disconnect(ep);
             const size_t d = h.deliveries.size(), s = h.states.size();
             if (std::string err = h.finalize_modules(); !err.empty())
                 return me + ": " + err;
@@ -1177,7 +1180,7 @@ TEST_P(BtlPeerConformance, FinalizeWithPendingWorkNeitherHangsNorCallsBack)
                 if (++polls % 4096 == 0) {
                     uint8_t probe = 0;
                     iovec iov{&probe, 1};
-                    (void)mine->module->ops->send(mine, 2, &iov, 1);
+                    (void)weft_btl_send(mine, 2, &iov, 1);
                 }
                 return false;
             }))
@@ -1205,9 +1208,9 @@ TEST_P(BtlPeerConformance, HandlerMaySendWithoutRecursion)
                 return;
             const std::string reply = "reply";
             iovec iov{const_cast<char *>(reply.data()), reply.size()};
-            if (d.ep->module->ops->send(d.ep, 3, &iov, 1) != WEFT_SUCCESS)
+            if (weft_btl_send(d.ep, 3, &iov, 1) != WEFT_SUCCESS)
                 problem = "send from the handler failed";
-            int rc = d.ep->module->ops->progress(d.ep->module);
+            int rc = weft_btl_progress(d.ep->module);
             nested += rc > 0 ? rc : 0;
         };
         weft_btl_endpoint_t *ep = nullptr;
@@ -1236,9 +1239,8 @@ namespace {
 // on work unasked (btl.h): 0 then, as prepare_wait would say.
 int prepare_wait(weft_btl_module_t *m)
 {
-    if (WEFT_HAS_MEMBER(m->ops, weft_btl_module_ops_t, prepare_wait) && m->ops->prepare_wait)
-        return m->ops->prepare_wait(m);
-    return 0;
+    const int rc = weft_btl_prepare_wait(m);
+    return rc == WEFT_ERR_NOT_SUPPORTED ? 0 : rc;
 }
 
 // Polls the module until it reports nothing to do and prepare_wait() says
@@ -1246,7 +1248,7 @@ int prepare_wait(weft_btl_module_t *m)
 std::string arm_idle_module(weft_btl_module_t *m)
 {
     for (int i = 0; i < 100'000; ++i) {
-        if (m->ops->progress(m) > 0)
+        if (weft_btl_progress(m) > 0)
             continue;
         int rc = prepare_wait(m);
         if (rc == 0)
@@ -1305,7 +1307,7 @@ TEST_P(BtlPeerConformance, WaitFdWakesASleepingReceiver)
             return "first message missing: " + h.failure();
         weft_btl_endpoint_t *back = h.deliveries[0].ep;
         weft_btl_module_t *m = back->module;
-        const int fd = m->ops->wait_fd(m);
+        const int fd = weft_btl_wait_fd(m);
         if (fd < 0)
             return "WEFT_BTL_FLAG_FD without a wait_fd";
         for (size_t n : {size_t{24}, large}) {
@@ -1321,7 +1323,7 @@ TEST_P(BtlPeerConformance, WaitFdWakesASleepingReceiver)
                 return "not woken by a message of " + std::to_string(n) + " bytes";
             // Woken: take the message, sleeping again between pieces.
             while (h.deliveries.size() == before) {
-                if (m->ops->progress(m) > 0)
+                if (weft_btl_progress(m) > 0)
                     continue;
                 if (prepare_wait(m) == 0 && ::poll(&p, 1, kWakeGuardMs) != 1)
                     return "stalled inside a message of " + std::to_string(n) + " bytes";
@@ -1357,9 +1359,9 @@ TEST_P(BtlPeerConformance, ProgressEngineBlockModeDeliversEverything)
         for (weft_btl_module_t *m : h.modules())
             pe.add([](void *c) {
                        auto *mm = static_cast<weft_btl_module_t *>(c);
-                       return mm->ops->progress(mm);
+                       return weft_btl_progress(mm);
                    },
-                   m, m->ops->wait_fd(m), 1, [](void *c) { return prepare_wait(static_cast<weft_btl_module_t *>(c)); });
+                   m, weft_btl_wait_fd(m), 1, [](void *c) { return prepare_wait(static_cast<weft_btl_module_t *>(c)); });
         pe.set_mode(weft::rt::ProgressMode::Block, "test");
         if (pe.effective_mode() != weft::rt::ProgressMode::Block)
             return me + ": block mode is not effective (no wait_fd?)";

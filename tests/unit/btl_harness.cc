@@ -103,16 +103,17 @@ std::string BtlHarness::init_modules()
                " modules; the suite needs at least one";
     for (int i = 0; i < count; ++i) {
         weft_btl_module_t *m = made[i];
-        if (!m || !m->ops)
-            return "init returned module " + std::to_string(i) + " without an ops table";
-        m->upcalls = weft_btl_upcalls_t{};
-        m->upcalls.size = sizeof m->upcalls;
-        m->upcalls.ctx = this;
-        m->upcalls.recv = up_recv;
-        m->upcalls.state = up_state;
-        m->upcalls.accepted = up_accepted;
-        m->upcalls.place = up_place;
-        m->upcalls.placed = up_placed;
+        if (const char *problem = weft_btl_module_abi_problem(m))
+            return "init returned module " + std::to_string(i) + " that does not follow the ABI: " + problem;
+        weft_btl_upcalls_t up{};
+        up.size = sizeof up;
+        up.ctx = this;
+        up.recv = up_recv;
+        up.state = up_state;
+        up.accepted = up_accepted;
+        up.place = up_place;
+        up.placed = up_placed;
+        weft_btl_module_set_upcalls(m, &up);
         modules_.push_back(m);
     }
     return "";
@@ -122,7 +123,7 @@ std::string BtlHarness::finalize_modules()
 {
     std::string out;
     for (weft_btl_module_t *m : modules_)
-        if (int rc = m->ops->finalize(m); rc != WEFT_SUCCESS)
+        if (int rc = weft_btl_finalize(m); rc != WEFT_SUCCESS)
             out += std::string("module finalize failed: ") + weft_status_string(rc) + "; ";
     modules_.clear();
     return out;
@@ -143,15 +144,14 @@ void BtlHarness::set_process(uint32_t rank, uint32_t job_size, const std::string
     process_.card_ctx = this;
     process_.peer_card = up_peer_card;
     for (weft_btl_module_t *m : modules_)
-        if (WEFT_HAS_MEMBER(m, weft_btl_module_t, process))
-            m->process = &process_;
+        m->process = &process_;
 }
 
 weft_btl_module_t *BtlHarness::module_for(const weft_btl_peer_t &peer) const
 {
     for (weft_btl_module_t *m : modules_) {
         char why[WEFT_REASON_MAX];
-        if (m->ops->reachable(m, &peer, why, sizeof why) == 1)
+        if (weft_btl_reachable(m, &peer, why, sizeof why) == 1)
             return m;
     }
     return module();
@@ -161,10 +161,10 @@ std::vector<std::byte> BtlHarness::card() const
 {
     std::vector<std::byte> buf(WEFT_REASON_MAX);
     size_t len = buf.size();
-    int rc = ops().card(module(), buf.data(), &len);
+    int rc = weft_btl_card(module(), buf.data(), &len);
     if (rc == WEFT_ERR_TRUNCATED) {
         buf.resize(len);
-        rc = ops().card(module(), buf.data(), &len);
+        rc = weft_btl_card(module(), buf.data(), &len);
     }
     buf.resize(rc == WEFT_SUCCESS ? len : 0);
     return buf;
@@ -193,8 +193,7 @@ std::string BtlHarness::modex_ready()
 {
     std::string out;
     for (weft_btl_module_t *m : modules_)
-        if (WEFT_HAS_MEMBER(m->ops, weft_btl_module_ops_t, modex_ready) && m->ops->modex_ready)
-            if (int rc = m->ops->modex_ready(m); rc != WEFT_SUCCESS)
+        if (int rc = weft_btl_modex_ready(m); rc != WEFT_SUCCESS && rc != WEFT_ERR_NOT_SUPPORTED)
                 out += std::string(m->name) + ": modex_ready failed: " + weft_status_string(rc) + "; ";
     return out;
 }
@@ -291,7 +290,7 @@ int BtlHarness::progress_once()
 {
     int total = 0;
     for (weft_btl_module_t *m : modules_) {
-        int rc = m->ops->progress(m);
+        int rc = weft_btl_progress(m);
         if (rc < 0)
             return rc;
         total += rc;

@@ -39,7 +39,7 @@ protected:
 int send_bytes(BtlHarness &h, weft_btl_endpoint_t *ep, uint8_t am, std::span<const std::byte> d)
 {
     iovec iov{const_cast<std::byte *>(d.data()), d.size()};
-    return h.retry_on_again([&] { return h.module()->ops->send(ep, am, &iov, 1); });
+    return h.retry_on_again([&] { return weft_btl_send(ep, am, &iov, 1); });
 }
 
 TEST_F(BtlScif, SmallLargeAndOrderedMessages)
@@ -58,7 +58,7 @@ TEST_F(BtlScif, SmallLargeAndOrderedMessages)
             for (uint32_t seq = 0; seq < kCount; ++seq) {
                 auto b = std::as_bytes(std::span(&seq, 1));
                 int rc = seq % 2 ? h.retry_on_again([&] {
-                    return h.module()->ops->sendi(ep, 5, b.data(), 2, b.data() + 2, 2);
+                    return weft_btl_sendi(ep, 5, b.data(), 2, b.data() + 2, 2);
                 })
                                  : send_bytes(h, ep, 5, b);
                 if (rc)
@@ -110,7 +110,7 @@ TEST_F(BtlScif, PutGetAndDisconnect)
             mem = pattern(mem.size(), 9);
             weft_btl_reg_t reg{};
             reg.size = sizeof reg;
-            if (m->ops->mem_register(m, mem.data(), mem.size(), &reg) != WEFT_SUCCESS)
+            if (weft_btl_mem_register(m, mem.data(), mem.size(), &reg) != WEFT_SUCCESS)
                 return "register failed";
             auto *kb = reinterpret_cast<const std::byte *>(reg.rkey);
             std::vector<std::byte> key(kb, kb + reg.rkey_len);
@@ -142,12 +142,12 @@ TEST_F(BtlScif, PutGetAndDisconnect)
             (void)status;
         };
         const size_t half = mem.size() / 2;
-        if (m->ops->get(ep, mem.data(), half, addr, key->data(), klen, cb, &done) != 0)
+        if (weft_btl_get(ep, mem.data(), half, addr, key->data(), klen, cb, &done) != 0)
             return "get failed";
         std::vector<std::byte> zeros(half);
-        if (m->ops->put(ep, zeros.data(), half, addr + half, key->data(), klen, cb, &done) != 0)
+        if (weft_btl_put(ep, zeros.data(), half, addr + half, key->data(), klen, cb, &done) != 0)
             return "put failed";
-        if (m->ops->put(ep, zeros.data(), 16, addr + mem.size() - 8, key->data(), klen, cb, &bad) ==
+        if (weft_btl_put(ep, zeros.data(), 16, addr + mem.size() - 8, key->data(), klen, cb, &bad) ==
             WEFT_SUCCESS)
             return "a put past the registration was accepted";
         if (!h.progress_until([&] { return done == 2; }))
@@ -155,7 +155,7 @@ TEST_F(BtlScif, PutGetAndDisconnect)
         auto expect = pattern(mem.size(), 9);
         if (std::memcmp(mem.data(), expect.data(), half) != 0)
             return "get brought wrong bytes";
-        if (m->ops->disconnect(ep) != WEFT_SUCCESS)
+        if (weft_btl_disconnect(ep) != WEFT_SUCCESS)
             return "disconnect failed";
         if (!h.progress_until([&] { return h.count_states(ep, WEFT_BTL_EP_CLOSED) == 1; }))
             return "no CLOSED after disconnect";
@@ -185,7 +185,7 @@ TEST_F(BtlScif, LargeMessagesWithoutProcessVm)
                         return "send " + std::to_string(n) + ": " + weft_status_string(rc);
                 std::vector<std::byte> buf(64);
                 uint8_t key[32] = {};
-                int rc = m->ops->put(ep, buf.data(), buf.size(), 4096, key, sizeof key,
+                int rc = weft_btl_put(ep, buf.data(), buf.size(), 4096, key, sizeof key,
                                      [](weft_btl_endpoint_t *, void *, int) {}, nullptr);
                 if (rc == WEFT_SUCCESS)
                     return "put accepted without process_vm_writev";

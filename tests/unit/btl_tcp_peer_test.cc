@@ -167,7 +167,7 @@ TEST_F(BtlTcp, ReachabilityIsDecidedBySubnetWithReasons)
     auto peer = BtlHarness::peer(3, WEFT_PEER_OTHER_NODE, bytes);
     for (weft_btl_module_t *m : h_.modules()) {
         char why[WEFT_REASON_MAX] = {};
-        EXPECT_EQ(m->ops->reachable(m, &peer, why, sizeof why), 0) << m->name;
+        EXPECT_EQ(weft_btl_reachable(m, &peer, why, sizeof why), 0) << m->name;
         EXPECT_NE(std::string(why).find("rank 3"), std::string::npos) << why;
         if (std::string(m->name) != "tcp/lo")
             EXPECT_NE(std::string(why).find("203.0.113.9/24"), std::string::npos) << why;
@@ -178,7 +178,7 @@ TEST_F(BtlTcp, ReachabilityIsDecidedBySubnetWithReasons)
     std::vector<std::byte> junk(40, std::byte{0x41});
     auto bad = BtlHarness::peer(4, WEFT_PEER_OTHER_NODE, junk);
     char why[WEFT_REASON_MAX] = {};
-    EXPECT_EQ(h_.module()->ops->reachable(h_.module(), &bad, why, sizeof why), 0);
+    EXPECT_EQ(weft_btl_reachable(h_.module(), &bad, why, sizeof why), 0);
     EXPECT_NE(std::string(why).find("card"), std::string::npos) << why;
 }
 
@@ -286,10 +286,10 @@ void peer_killed_mid_transfer(BtlHarness &h, bool unordered)
     auto big = pattern(size_t{4} << 20, 3);
     iovec iov{big.data(), big.size()};
     for (int i = 0; i < 4; ++i)
-        ASSERT_EQ(ep->module->ops->send(ep, 1, &iov, 1), WEFT_SUCCESS);
+        ASSERT_EQ(weft_btl_send(ep, 1, &iov, 1), WEFT_SUCCESS);
     // Unordered frames: one per idle link (busy links answer AGAIN).
     for (int i = 0; unordered && i < 4; ++i) {
-        int rc = ep->module->ops->sendx(ep, 2, &iov, 1, WEFT_BTL_SEND_UNORDERED);
+        int rc = weft_btl_sendx(ep, 2, &iov, 1, WEFT_BTL_SEND_UNORDERED);
         ASSERT_TRUE(rc == WEFT_SUCCESS || rc == WEFT_ERR_AGAIN) << weft_status_string(rc);
     }
     kill(pid, SIGKILL);
@@ -379,7 +379,7 @@ TEST_F(BtlTcpLinks, UnorderedLargeMessagesOverLinksLandWholeAndOrderedOnesInOrde
             return me + ": start_connect failed";
         if (!h.progress_until([&] { return h.count_states(ep, WEFT_BTL_EP_CONNECTED) > 0; }))
             return me + ": not connected: " + h.failure();
-        if (!(ep->module->caps.flags & WEFT_BTL_FLAG_UNORDERED) || !ep->module->ops->sendx)
+        if (!(ep->module->caps.flags & WEFT_BTL_FLAG_UNORDERED) || !WEFT_BTL_HAS_OP(ep->module, sendx))
             return me + ": btl/tcp does not offer unordered sends";
         const size_t max_send = ep->module->caps.max_send;
 
@@ -390,21 +390,21 @@ TEST_F(BtlTcpLinks, UnorderedLargeMessagesOverLinksLandWholeAndOrderedOnesInOrde
             for (size_t i = 0; i < kBigMessages; ++i) {
                 for (int k = 0; k < 8 && ordered < kOrdered; ++k, ++ordered) {
                     iovec iov{&ordered, sizeof ordered};
-                    if (h.retry_on_again([&] { return ep->module->ops->send(ep, 7, &iov, 1); }) != WEFT_SUCCESS)
+                    if (h.retry_on_again([&] { return weft_btl_send(ep, 7, &iov, 1); }) != WEFT_SUCCESS)
                         return me + ": ordered send failed";
                 }
                 BigHeader hdr{i, static_cast<uint32_t>(rng()), ordered};
                 auto payload = pattern(size(rng) - sizeof hdr, hdr.seed);
                 iovec iov[2] = {{&hdr, sizeof hdr}, {payload.data(), payload.size()}};
                 int rc = h.retry_on_again(
-                    [&] { return ep->module->ops->sendx(ep, 9, iov, 2, WEFT_BTL_SEND_UNORDERED); });
+                    [&] { return weft_btl_sendx(ep, 9, iov, 2, WEFT_BTL_SEND_UNORDERED); });
                 if (rc != WEFT_SUCCESS)
                     return me + ": unordered send " + std::to_string(i) + ": " + weft_status_string(rc);
                 std::fill(payload.begin(), payload.end(), std::byte{0xee});   // copy semantics
             }
             for (; ordered < kOrdered; ++ordered) {
                 iovec iov{&ordered, sizeof ordered};
-                if (h.retry_on_again([&] { return ep->module->ops->send(ep, 7, &iov, 1); }) != WEFT_SUCCESS)
+                if (h.retry_on_again([&] { return weft_btl_send(ep, 7, &iov, 1); }) != WEFT_SUCCESS)
                     return me + ": ordered send failed";
             }
             // The receiver reports; keep the queued bytes moving meanwhile.

@@ -327,7 +327,7 @@ InitOutcome init_openib(const std::vector<std::string> &env)
     int count = 0;
     out.status = component->init(weft::Framework::current()->host(), made, 16, &count);
     for (int i = 0; i < count; ++i)
-        made[i]->ops->finalize(made[i]);
+        weft_btl_finalize(made[i]);
     for (const std::string &line : h.log_lines)
         out.log += line + "\n";
     return out;

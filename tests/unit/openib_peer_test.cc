@@ -228,7 +228,7 @@ TEST_F(OpenibPeer, KilledPeerFailsTheEndpointWithAReason)
     Clock::time_point killed_at{};
     const auto deadline = Clock::now() + 60s;
     while (!failed() && Clock::now() < deadline) {
-        const int rc = ep->module->ops->send(ep, 3, &iov, 1);
+        const int rc = weft_btl_send(ep, 3, &iov, 1);
         ASSERT_TRUE(rc == WEFT_SUCCESS || rc == WEFT_ERR_AGAIN || rc == WEFT_ERR_UNREACHABLE)
             << weft_status_string(rc);
         if (rc == WEFT_SUCCESS) {
@@ -259,7 +259,7 @@ TEST_F(OpenibPeer, KilledPeerFailsTheEndpointWithAReason)
     EXPECT_NE(verbs_status_in(failure->reason), "") << "no verbs status in: " << failure->reason;
     EXPECT_EQ(h_.count_states(ep, WEFT_BTL_EP_FAILED), 1u);
     // The endpoint is gone: sends are refused, progress stays quiet.
-    EXPECT_EQ(ep->module->ops->send(ep, 3, &iov, 1), WEFT_ERR_UNREACHABLE);
+    EXPECT_EQ(weft_btl_send(ep, 3, &iov, 1), WEFT_ERR_UNREACHABLE);
     for (int i = 0; i < 100; ++i)
         ASSERT_GE(h_.progress_once(), 0);
     EXPECT_EQ(h_.count_states(ep, WEFT_BTL_EP_FAILED), 1u);
@@ -321,10 +321,9 @@ std::string rdma_and_wait(BtlHarness &h, weft_btl_endpoint_t *ep, bool write, st
                           uint64_t remote, const RemoteRegion &region, RdmaCompletion *result)
 {
     *result = RdmaCompletion{};
-    const weft_btl_module_ops_t *ops = ep->module->ops;
     const int rc = h.retry_on_again([&] {
-        return write ? ops->put(ep, local, n, remote, region.rkey, region.rkey_len, record_rdma, result)
-                     : ops->get(ep, local, n, remote, region.rkey, region.rkey_len, record_rdma, result);
+        return write ? weft_btl_put(ep, local, n, remote, region.rkey, region.rkey_len, record_rdma, result)
+                     : weft_btl_get(ep, local, n, remote, region.rkey, region.rkey_len, record_rdma, result);
     });
     if (rc != WEFT_SUCCESS)
         return std::string(write ? "put" : "get") + " refused: " + weft_status_string(rc);
@@ -347,7 +346,7 @@ std::string rdma_initiator(PeerContext &ctx, weft_btl_endpoint_t *ep)
     std::vector<std::byte> local(kLocalBytes);
     weft_btl_reg_t reg{};
     reg.size = sizeof reg;
-    if (int rc = h.ops().mem_register(ep->module, local.data(), local.size(), &reg); rc != WEFT_SUCCESS)
+    if (int rc = weft_btl_mem_register(ep->module, local.data(), local.size(), &reg); rc != WEFT_SUCCESS)
         return std::string("mem_register of the local buffer failed: ") + weft_status_string(rc);
     const std::vector<std::byte> remote_before = pattern(kRemoteBytes, kRemoteSeed);
     constexpr std::byte kUntouched{0xee};
@@ -412,7 +411,7 @@ std::string rdma_initiator(PeerContext &ctx, weft_btl_endpoint_t *ep)
     else if (const std::string reason = failure_of(h, ep)->reason;
              reason.find("peer rank 1") == std::string::npos || verbs_status_in(reason).empty())
         problem = "the endpoint's reason names no peer rank or verbs status: " + reason;
-    h.ops().mem_deregister(ep->module, &reg);
+    weft_btl_mem_deregister(ep->module, &reg);
     ctx.channel.send(std::string("done"));
     return problem;
 }
@@ -428,7 +427,7 @@ std::string rdma_target(PeerContext &ctx, weft_btl_endpoint_t *ep)
     std::vector<std::byte> memory = pattern(kRemoteBytes, kRemoteSeed);
     weft_btl_reg_t reg{};
     reg.size = sizeof reg;
-    if (int rc = h.ops().mem_register(ep->module, memory.data(), memory.size(), &reg); rc != WEFT_SUCCESS)
+    if (int rc = weft_btl_mem_register(ep->module, memory.data(), memory.size(), &reg); rc != WEFT_SUCCESS)
         return std::string("mem_register failed: ") + weft_status_string(rc);
     if (reg.rkey_len == 0 || reg.rkey_len > sizeof RemoteRegion{}.rkey)
         return "mem_register gave an rkey of " + std::to_string(reg.rkey_len) + " bytes";
@@ -453,7 +452,7 @@ std::string rdma_target(PeerContext &ctx, weft_btl_endpoint_t *ep)
         problem = "this side's endpoint never failed after the refused access: " + h.failure();
     else if (const std::string reason = failure_of(h, ep)->reason; reason.find("peer rank 0") == std::string::npos)
         problem = "this side's failure does not name the peer: " + reason;
-    h.ops().mem_deregister(ep->module, &reg);
+    weft_btl_mem_deregister(ep->module, &reg);
     return problem;
 }
 
@@ -547,7 +546,7 @@ TEST(Openib, RegistrationFailureSaysWhatToDo)
         h.log_lines.clear();
         weft_btl_reg_t reg{};
         reg.size = sizeof reg;
-        EXPECT_NE(h.ops().mem_register(h.module(), memory.addr(), kBytes, &reg), WEFT_SUCCESS) << how;
+        EXPECT_NE(weft_btl_mem_register(h.module(), memory.addr(), kBytes, &reg), WEFT_SUCCESS) << how;
         std::string log;
         for (const std::string &line : h.log_lines)
             log += line + "\n";
@@ -563,8 +562,8 @@ TEST(Openib, RegistrationFailureSaysWhatToDo)
     std::vector<std::byte> fine(kBytes);
     weft_btl_reg_t reg{};
     reg.size = sizeof reg;
-    ASSERT_EQ(h.ops().mem_register(h.module(), fine.data(), fine.size(), &reg), WEFT_SUCCESS);
-    EXPECT_EQ(h.ops().mem_deregister(h.module(), &reg), WEFT_SUCCESS);
+    ASSERT_EQ(weft_btl_mem_register(h.module(), fine.data(), fine.size(), &reg), WEFT_SUCCESS);
+    EXPECT_EQ(weft_btl_mem_deregister(h.module(), &reg), WEFT_SUCCESS);
 }
 
 namespace {
@@ -650,7 +649,7 @@ TEST_F(OpenibPeer, PeerWithoutCommonCpcIsUnreachableWithReason)
                                       const std::string &there) -> std::string {
         const weft_btl_peer_t peer = BtlHarness::peer(9, WEFT_PEER_SAME_NODE, card);
         char why[WEFT_REASON_MAX] = {};
-        const int verdict = h.ops().reachable(h.module(), &peer, why, sizeof why);
+        const int verdict = weft_btl_reachable(h.module(), &peer, why, sizeof why);
         const std::string reason = why;
         if (verdict != 0)
             return "reachable() said " + std::to_string(verdict) + " (" + reason + ")";
@@ -718,7 +717,7 @@ std::string oob_mirror(PeerContext &ctx, bool udcm_beside)
     // Both sides are up before anyone closes.
     if (!ctx.channel.send(std::string("up")) || !ctx.channel.receive(30s))
         return "no barrier before the close";
-    if (ctx.side == Side::parent && h.ops().disconnect(ep) != WEFT_SUCCESS)
+    if (ctx.side == Side::parent && weft_btl_disconnect(ep) != WEFT_SUCCESS)
         return "disconnect failed";
     if (!h.progress_until([&] { return h.count_states(ep, WEFT_BTL_EP_CLOSED) > 0; }))
         return "no CLOSED upcall after the orderly close: " + h.failure();

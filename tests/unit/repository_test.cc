@@ -429,7 +429,7 @@ TEST_F(RepositoryTest, DiscoverFindsEveryComponentFile)
     auto all = repo.records();
     for (const char *name : {"good", "badmagic", "badabi", "newminor", "badsize", "wrongname",
                              "wrongfw", "nosym", "undefdata", "undeffunc", "needlib", "openfail",
-                             "unavail"})
+                             "unavail", "oldabi"})
         EXPECT_EQ(count_named(all, name), 1u) << name;
     // The helper library is not a component file name.
     for (auto *r : all)
@@ -563,7 +563,8 @@ TEST_F(RepositoryTest, DiscoverOpenQuerySelect)
     std::vector<std::string> names;
     for (auto *r : sel.value().selected)
         names.push_back(r->name);
-    EXPECT_EQ(names, (std::vector<std::string>{"good", "newminor"}));
+    // oldabi: the loopback of btl_abi_test.cc, available everywhere.
+    EXPECT_EQ(names, (std::vector<std::string>{"good", "newminor", "oldabi"}));
 
     std::map<std::string, std::string> why;
     for (const auto &rj : sel.value().rejected)

@@ -26,9 +26,42 @@
  * counted by the receiver. An orderly close (disconnect, CLOSED) still
  * follows every frame sent before it, ordered or not.
  *
- * Every struct begins with its size; readers check WEFT_HAS_MEMBER before
- * using members added later. Unsupported operations are NULL pointers or
- * return WEFT_ERR_NOT_SUPPORTED. */
+ * Callers drive a module through the weft_btl_*() wrappers of
+ * <weft/btl_inline.h> (included below), never through m->ops->x: the
+ * wrappers know which ops are optional and how to tell that one is absent.
+ *
+ * Growth rules (component ABI 1.0; every member declared below is part of
+ * 1.0: nothing is "added later" yet):
+ * - Every struct begins with its size, set by whoever fills it in
+ *   (weft_btl_module_t and its ops table: the component; weft_btl_process_t,
+ *   weft_btl_peer_t and weft_btl_upcalls_t: the runtime; weft_btl_caps_t,
+ *   weft_btl_reg_t, weft_btl_placement_t: the component).
+ * - New members are appended at the end, never inserted, reordered or
+ *   removed; a member appended after 1.0 is optional, and its readers check
+ *   WEFT_HAS_MEMBER (for ops: WEFT_BTL_HAS_OP, the wrappers) before use. A
+ *   change that cannot follow these rules bumps WEFT_COMPONENT_ABI_MAJOR.
+ * - weft_btl_module_t and weft_btl_caps_t are frozen: caps is embedded
+ *   before the upcalls, and the upcalls are last (below), so neither can
+ *   grow without a new ABI major.
+ * - weft_btl_module_ops_t: reachable, send, progress and finalize are
+ *   mandatory; every other op is optional and may be NULL (the wrappers then
+ *   answer WEFT_ERR_NOT_SUPPORTED, wait_fd -1). A table may end after its
+ *   last mandatory member (WEFT_BTL_MODULE_OPS_MIN_SIZE): prepare_wait,
+ *   sendx, modex_ready and whatever is appended later are then absent.
+ * - weft_btl_upcalls_t is the last member of weft_btl_module_t, so it can
+ *   grow without moving any other member. The module's size says how much
+ *   room it has for the upcalls; the runtime copies only that much
+ *   (weft_btl_module_set_upcalls) and sets upcalls.size to what it copied,
+ *   so a module reads an upcall only when WEFT_HAS_MEMBER says it got it.
+ *   recv, state and accepted are always there; place/placed are optional
+ *   (the module also checks them for NULL).
+ * - What the runtime checks on each module init() returns, before using it
+ *   (weft_btl_module_abi_problem): module size >= WEFT_BTL_MODULE_MIN_SIZE
+ *   (everything up to and including upcalls.accepted), an ops table of at
+ *   least WEFT_BTL_MODULE_OPS_MIN_SIZE, and the mandatory ops non-NULL.
+ *   The component struct itself is checked by the loader (magic, ABI major,
+ *   struct_size >= sizeof(weft_btl_component_t) of 1.0, names). A module
+ *   that fails is skipped with the reason logged. */
 #ifndef WEFT_BTL_H
 #define WEFT_BTL_H
 
@@ -144,18 +177,16 @@ typedef struct weft_btl_process {
     const char *job_id;         /* the PMIx namespace: unique per job */
     const char *hostname;       /* for messages only */
 
-    /* Appended later (check WEFT_HAS_MEMBER, then non-NULL): the card that
-     * rank published for the module of m's component with the same index
-     * (what weft_btl_peer_t.card would carry), read from the modex. Valid
+    /* The card that rank published for the module of m's component with
+     * the same index (what weft_btl_peer_t.card would carry), read from the
+     * modex. Valid
      * only once the modex is complete: from modex_ready() on. *len is the
      * buffer size on entry, the card size on return. Returns WEFT_SUCCESS,
      * WEFT_ERR_TRUNCATED (buf too small; *len says how much is needed),
      * WEFT_ERR_NOT_FOUND (that rank published no card for this module), or
      * WEFT_ERR_BAD_PARAM (no such rank, or the modex is not complete). Makes
-     * no upcall; may be called from modex_ready(). It lives here, behind
-     * the module's process pointer, and not in weft_btl_upcalls_t: that
-     * struct is embedded in weft_btl_module_t, so growing it would move the
-     * members after it for a module built against an older header. */
+     * no upcall; may be called from modex_ready(). Always set by the
+     * runtime (part of ABI 1.0). */
     void *card_ctx;
     int (*peer_card)(void *card_ctx, struct weft_btl_module *m, uint32_t rank, void *buf, size_t *len);
 } weft_btl_process_t;
@@ -174,10 +205,11 @@ typedef struct weft_btl_placement {
     uint64_t token;             /* the runtime's, passed back to placed() */
 } weft_btl_placement_t;
 
-/* What the runtime gives a module: set in module->upcalls after init(),
- * before the first start_connect or progress. */
+/* What the runtime gives a module: copied into module->upcalls after
+ * init(), before the first start_connect or progress, as far as the
+ * module has room (see "Growth rules" above). */
 typedef struct weft_btl_upcalls {
-    size_t size;
+    size_t size;                /* how much of this struct the module got */
     void *ctx;
     /* A message arrived on ep with active-message id am_id; data is valid
      * only during the call. */
@@ -190,21 +222,21 @@ typedef struct weft_btl_upcalls {
      * returns its runtime_ctx for the new endpoint (or NULL to refuse). */
     void *(*accepted)(void *ctx, struct weft_btl_endpoint *ep);
 
-    /* Optional direct placement of large messages (appended later: check
-     * WEFT_HAS_MEMBER and NULL). A module that has read the first bytes of
-     * a message (head: at least min(len, WEFT_BTL_PLACE_HEAD) of them, or
-     * all it has if more) but not the rest may ask where the message should
-     * land instead of delivering it through recv. The runtime answers 0 to
-     * decline (the module then delivers it through recv as usual) or 1 with
+    /* Optional direct placement of large messages (check WEFT_HAS_MEMBER and
+     * NULL: a runtime may not offer it). A module that has read the first
+     * bytes of a message (head: at least min(len, WEFT_BTL_PLACE_HEAD) of
+     * them, or all it has if more) but not the rest may ask where the message
+     * should land instead of delivering it through recv. The runtime answers 0
+     * to decline (the module then delivers it through recv as usual) or 1 with
      * place filled in: the message's bytes [place->skip, len) go, in order,
-     * into place->iov[0..place->iovcnt) (whose lengths add up to
-     * len - skip); the first skip bytes are the runtime's and were read by
-     * it from head. The module copies what it already holds and receives
-     * the rest straight into those buffers, then calls placed(am_id,
-     * place->token, WEFT_SUCCESS) from progress(). If the endpoint fails
-     * or closes first, it calls placed(am_id, token, error) instead, before
-     * the state upcall. Every accepted placement gets exactly one placed()
-     * call, and the module writes nothing into the buffers after it. */
+     * into place->iov[0..place->iovcnt) (whose lengths add up to len - skip);
+     * the first skip bytes are the runtime's and were read by it from head.
+     * The module copies what it already holds and receives the rest straight
+     * into those buffers, then calls placed(am_id, place->token, WEFT_SUCCESS)
+     * from progress(). If the endpoint fails or closes first, it calls
+     * placed(am_id, token, error) instead, before the state upcall. Every
+     * accepted placement gets exactly one placed() call, and the module writes
+     * nothing into the buffers after it. */
     int (*place)(void *ctx, struct weft_btl_endpoint *ep, uint8_t am_id, const void *head,
                  size_t head_len, size_t len, struct weft_btl_placement *place);
     void (*placed)(void *ctx, struct weft_btl_endpoint *ep, uint8_t am_id, uint64_t token, int status);
@@ -245,33 +277,32 @@ typedef struct weft_btl_module_ops {
     int (*disconnect)(struct weft_btl_endpoint *ep);
     /* Releases the module and all its endpoints. */
     int (*finalize)(struct weft_btl_module *m);
-    /* Optional (added later: check WEFT_HAS_MEMBER, then non-NULL). Called
-     * right before the caller blocks on wait_fd(): the module arms its
-     * wake-ups (whatever arrives from now on makes wait_fd() readable) and
-     * re-checks for work. Returns > 0 when progress() has work already (do
-     * not block), 0 when blocking is safe, or an error. The next progress()
-     * disarms. It makes no upcall. A module without it keeps wait_fd()
-     * readable-on-work unasked. Lets a module keep its fast path free of
-     * system calls while the receiver polls. */
+    /* Optional. Called right before the caller blocks on wait_fd(): the module
+     * arms its wake-ups (whatever arrives from now on makes wait_fd()
+     * readable) and re-checks for work. Returns > 0 when progress() has work
+     * already (do not block), 0 when blocking is safe, or an error. The next
+     * progress() disarms. It makes no upcall. A module without it keeps
+     * wait_fd() readable-on-work unasked. Lets a module keep its fast path
+     * free of system calls while the receiver polls. */
     int (*prepare_wait)(struct weft_btl_module *m);
 
-    /* Appended later (check WEFT_HAS_MEMBER and NULL): send() with flags
-     * (WEFT_BTL_SEND_*). Without WEFT_BTL_SEND_UNORDERED it is send().
-     * With it (the module's caps have WEFT_BTL_FLAG_UNORDERED) the frame
-     * may be reordered as described under "Ordering"; a module may answer
-     * WEFT_ERR_AGAIN while its connections are busy rather than copy. */
+    /* Optional: send() with flags (WEFT_BTL_SEND_*). Without
+     * WEFT_BTL_SEND_UNORDERED it is send(). With it (the module's caps have
+     * WEFT_BTL_FLAG_UNORDERED) the frame may be reordered as described under
+     * "Ordering"; a module may answer WEFT_ERR_AGAIN while its connections are
+     * busy rather than copy. */
     int (*sendx)(struct weft_btl_endpoint *ep, uint8_t am_id, const struct iovec *iov, int iovcnt,
                  uint32_t flags);
 
-    /* Appended later (check WEFT_HAS_MEMBER, then non-NULL): called by the
-     * runtime once, inside weft_init, after the fence that completes the
-     * modex (every rank's card is readable through process->peer_card) and
-     * before weft_init returns. A module that wires peers at init (openib's
-     * oob cpc) finishes its connections here; it may create endpoints and
-     * call the accepted upcall (the runtime is in no handler), but reports
-     * states only from progress() as usual. Returns WEFT_SUCCESS or an error
-     * (the runtime logs it; the module fails or falls back per peer itself).
-     * A module without it connects lazily through start_connect only. */
+    /* Optional: called by the runtime once, inside weft_init, after the fence
+     * that completes the modex (every rank's card is readable through
+     * process->peer_card) and before weft_init returns. A module that wires
+     * peers at init (openib's oob cpc) finishes its connections here; it may
+     * create endpoints and call the accepted upcall (the runtime is in no
+     * handler), but reports states only from progress() as usual. Returns
+     * WEFT_SUCCESS or an error (the runtime logs it; the module fails or falls
+     * back per peer itself). A module without it connects lazily through
+     * start_connect only. */
     int (*modex_ready)(struct weft_btl_module *m);
 } weft_btl_module_ops_t;
 
@@ -281,13 +312,25 @@ typedef struct weft_btl_module {
     const weft_btl_module_ops_t *ops;
     weft_btl_caps_t caps;
     char name[64];              /* "tcp/eth0", "self" */
-    weft_btl_upcalls_t upcalls; /* set by the runtime */
     void *module_ctx;           /* the component's */
     /* This process in its job, set by the runtime with the upcalls (before
      * card() is asked); valid until the module is finalized. NULL when no
      * runtime is around (weft_info --explain, a test harness). */
     const weft_btl_process_t *process;
+    /* Set by the runtime (weft_btl_module_set_upcalls). Last, so that it
+     * grows without moving the members above it. The price: the module
+     * struct and its embedded caps gain no members after 1.0 without a new
+     * ABI major (members after them would move); what modules must say
+     * later goes into new ops, as the ops table grows on its own. */
+    weft_btl_upcalls_t upcalls;
 } weft_btl_module_t;
+
+/* The smallest module and ops table ABI 1.0 accepts (see "Growth rules"). */
+#define WEFT_BTL_MODULE_MIN_SIZE                                                                   \
+    (offsetof(weft_btl_module_t, upcalls) + offsetof(weft_btl_upcalls_t, accepted) +             \
+     sizeof(((weft_btl_upcalls_t *)0)->accepted))
+#define WEFT_BTL_MODULE_OPS_MIN_SIZE                                                               \
+    (offsetof(weft_btl_module_ops_t, finalize) + sizeof(((weft_btl_module_ops_t *)0)->finalize))
 
 typedef struct weft_btl_component {
     weft_component_t base;
@@ -306,4 +349,7 @@ typedef struct weft_btl_component {
 #ifdef __cplusplus
 }
 #endif
+
+#include <weft/btl_inline.h>
+
 #endif

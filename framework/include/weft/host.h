@@ -1,6 +1,7 @@
 /* Services the framework offers to components, as a size-first C table.
  * A component receives a const weft_host_t * in every entry point and must
- * check WEFT_HAS_MEMBER before using a member added after ABI 1.0. */
+ * check WEFT_HAS_MEMBER before using a member added after ABI 1.0 (every
+ * member declared here is part of 1.0). */
 #ifndef WEFT_HOST_H
 #define WEFT_HOST_H
 
@@ -105,8 +106,8 @@ typedef struct weft_host {
     /* 1 when this process speaks for the job about settings that every
      * process shares (rank 0 of a job; weft_info), else 0. A warning about
      * such a setting (an interface list naming no interface here) then
-     * appears once per job, not once per rank. Added in ABI 1.0 after
-     * device_distance: check WEFT_HAS_MEMBER. */
+     * appears once per job, not once per rank. Part of ABI 1.0, like
+     * every member above: a framework of ABI 1.0 always has it. */
     int (*speaks_for_job)(void);
 } weft_host_t;
 
