@@ -41,28 +41,6 @@ inline int dial(unsigned port, unsigned uid = static_cast<unsigned>(geteuid()))
     return fd;
 }
 
-// Sends one control message, with pass_fd (if >= 0) as SCM_RIGHTS.
-inline int send_ctrl(int fd, const CtrlMsg &m, int pass_fd)
-{
-    std::byte buf[kCtrlMax];
-    const size_t n = encode_ctrl(m, std::span<std::byte, kCtrlMax>(buf, kCtrlMax));
-    iovec iov{buf, n};
-    msghdr mh{};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
-    if (pass_fd >= 0) {
-        mh.msg_control = cbuf;
-        mh.msg_controllen = sizeof cbuf;
-        cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-    }
-    return ::sendmsg(fd, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
-}
-
 // Bytes of the segment of two rings of `cells` and the two sides' counters.
 inline size_t segment_bytes(uint32_t cells)
 {
@@ -120,7 +98,7 @@ inline int send_request(Conn &c, unsigned port, uint32_t cells, Seal seal, size_
     req.type = CtrlType::connect_req;
     req.u.req.src_port = 4242;
     req.u.req.ring_cells = cells;
-    return send_ctrl(c.fd, req, c.memfd) == 0 ? 0 : -1;
+    return send_ctrl(c.fd, req, std::span<const int>(&c.memfd, 1)) == 0 ? 0 : -1;
 }
 
 // The acceptor's answer to a connect request so far, never waiting: 1 an
@@ -157,7 +135,7 @@ inline bool write_hello(Conn &c, uint32_t rank, const uint8_t (&secret)[16], std
     tx.publish(static_cast<ChunkType>(kHello), 0);
     CtrlMsg wake{};
     wake.type = CtrlType::wake;
-    send_ctrl(c.fd, wake, -1);
+    send_ctrl(c.fd, wake);
     return true;
 }
 

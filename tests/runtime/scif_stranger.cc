@@ -220,7 +220,7 @@ void attack(const std::string &name, pid_t pid, uint32_t rank, uint32_t other_ra
             req.type = CtrlType::connect_req;
             req.u.req.src_port = 4242;
             req.u.req.ring_cells = kCells;
-            send_ctrl(c.fd, req, memfd);
+            send_ctrl(c.fd, req, std::span<const int>(&memfd, 1));
             _exit(await_ack(c.fd) == 1 ? 1 : 0);
         }
         int status = 0;

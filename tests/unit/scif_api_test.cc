@@ -680,7 +680,7 @@ TEST(ScifApi, LateConnectRequestMakesTheListenerReadable)
         m.u.req.src_port = 4242;
         m.u.req.ring_cells = 1024;
         return m;
-    }(), req.memfd), 0);
+    }(), std::span<const int>(&req.memfd, 1)), 0);
     EXPECT_EQ(wait_for(l.epd, POLLIN) & POLLIN, POLLIN) << "the late request did not wake the listener";
     ASSERT_EQ(scif_accept(l.epd, &peer, &a, 0), 0);
     EXPECT_EQ(ack_answer(late.fd), 1);

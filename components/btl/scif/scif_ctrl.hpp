@@ -120,4 +120,13 @@ size_t encode_ctrl(const CtrlMsg &msg, std::span<std::byte, kCtrlMax> buf);
 // wrong magic/version/type/length; EINVAL: a field out of range).
 int parse_ctrl(std::span<const std::byte> bytes, CtrlMsg *out);
 
+// Descriptors that travel with a control message (SCM_RIGHTS): the ring
+// segment, then the bounce server's socket and slots.
+constexpr size_t kMaxPassedFds = 3;
+
+// Sends one control message on a SOCK_SEQPACKET socket, with pass_fds (at
+// most kMaxPassedFds) as SCM_RIGHTS. 0, -EAGAIN when the peer has not made
+// room within a second, or -errno.
+int send_ctrl(int fd, const CtrlMsg &msg, std::span<const int> pass_fds = {});
+
 } // namespace weft::scif

@@ -63,46 +63,6 @@ socklen_t port_address(uint16_t port, sockaddr_un *sa)
     return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
 }
 
-// Descriptors that travel with a control message (SCM_RIGHTS): the ring
-// segment, then the bounce server's socket and slots.
-constexpr size_t kMaxPassedFds = 3;
-
-int send_ctrl(int fd, const CtrlMsg &msg, std::span<const int> pass_fds = {})
-{
-    std::byte buf[kCtrlMax];
-    const size_t len = encode_ctrl(msg, std::span<std::byte, kCtrlMax>(buf, kCtrlMax));
-    iovec iov{buf, len};
-    msghdr mh{};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * kMaxPassedFds)];
-    if (!pass_fds.empty() && pass_fds.size() <= kMaxPassedFds) {
-        mh.msg_control = cbuf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * pass_fds.size());
-        cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * pass_fds.size());
-        std::memcpy(CMSG_DATA(c), pass_fds.data(), sizeof(int) * pass_fds.size());
-    }
-    for (;;) {
-        ssize_t n = ::sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n >= 0)
-            return 0;
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN) {
-            // Control messages are rare and tiny; a full socket means the
-            // peer stopped reading. Wait a little for room, bounded.
-            pollfd p{fd, POLLOUT, 0};
-            if (::poll(&p, 1, 1000) > 0 && !(p.revents & (POLLHUP | POLLERR)))
-                continue;
-            return -EAGAIN;
-        }
-        return -errno;
-    }
-}
-
 // Receives one control message without blocking. Returns its length, 0 at a
 // hang-up, -EAGAIN when none waits, -errno. Descriptors that came with it
 // are stored in fds_out (in order) if wanted, the rest closed.
