@@ -303,6 +303,49 @@ TEST(BtlScifLostConnect, ClosedBeforeItsHelloIsDroppedNotRefused)
         EXPECT_EQ(l.find("refused"), std::string::npos) << l;
 }
 
+// A hello that arrived in time is accepted even when this rank reads it
+// after the handshake deadline (it did not progress meanwhile: a long
+// computation, or a CPU shared by ten busy processes). The deadline is for
+// a connector that never says hello, not for a slow acceptor; a loaded
+// machine made `make check` fail with "no hello within
+// btl_scif_handshake_timeout" this way.
+TEST(BtlScifSlowAcceptor, AHelloThatCameInTimeIsAcceptedLate)
+{
+    using namespace weft::test::scif_raw;
+    BtlHarness h;
+    auto loaded = h.load({"scif", PeerMode::other_process, {"WEFT_MCA_btl_scif_handshake_timeout=0.2"}});
+    if (loaded.skip)
+        GTEST_SKIP() << loaded.message;
+    ASSERT_TRUE(loaded.ok) << loaded.message;
+    ASSERT_EQ(h.init_modules(), "");
+    const std::string job = "job-slow-acceptor";
+    h.set_process(0, 2, job);
+    const std::vector<std::byte> mine = h.card();
+    weft::btl_scif::Card card;
+    ASSERT_EQ(mine.size(), sizeof card);
+    std::memcpy(&card, mine.data(), sizeof card);
+    weft::btl_scif::Card peer = card;   // rank 1 is this process
+    peer.pid = static_cast<uint32_t>(getpid());
+    std::vector<std::byte> peer_card(sizeof peer);
+    std::memcpy(peer_card.data(), &peer, sizeof peer);
+    h.set_peer_cards({{1, peer_card}});
+    uint8_t secret[16];
+    std::memcpy(secret, card.secret, sizeof secret);
+
+    Conn c;
+    ASSERT_EQ(send_request(c, card.port, 1024, Seal::all), 0);
+    int ack = -1;
+    h.progress_until([&] { return (ack = ack_answer(c.fd)) != -1; });
+    ASSERT_EQ(ack, 1);   // accepted: its hello deadline runs from here
+    write_hello(c, 1, secret, job);
+    // Not a synchronisation: the acceptor must not progress until its
+    // deadline (0.2 s) has passed with the hello waiting in its ring.
+    usleep(400 * 1000);
+    int answer = -2;
+    h.progress_until([&] { return (answer = hello_answer(c)) != -2; });
+    EXPECT_EQ(answer, kAccept);
+}
+
 TEST_F(BtlScif, KilledPeerFailsTheEndpoint)
 {
     std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {

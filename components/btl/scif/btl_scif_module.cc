@@ -803,11 +803,6 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
     }
     if (ep.phase == EpPhase::waiting_peer)
         return;
-    if (ep.phase == EpPhase::awaiting_hello && std::chrono::steady_clock::now() >= ep.hello_deadline) {
-        refuse_endpoint(ep, "no hello within btl_scif_handshake_timeout");
-        ++*events;
-        return;
-    }
     sc::Endpoint *s = sc::lookup(ep.epd);
     if (ep.phase == EpPhase::connecting) {
         int rc = sc::finish_connect(*s, false);
@@ -851,6 +846,13 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
     *events += delivered;
     if (ep.phase == EpPhase::dead || ep.phase == EpPhase::waiting_peer)
         return;
+    // Only after reading: a hello that came in time counts even when this
+    // rank reads it late (it computed, or shared its CPU, past the deadline).
+    if (ep.phase == EpPhase::awaiting_hello && std::chrono::steady_clock::now() >= ep.hello_deadline) {
+        refuse_endpoint(ep, "no hello within btl_scif_handshake_timeout");
+        ++*events;
+        return;
+    }
     // The peer may sleep until we free ring room (one fence per batch).
     if (delivered > 0) {
         if (sc::Endpoint *rs = sc::lookup(ep.epd); rs && rs->rx.producer_sleeps())
