@@ -291,7 +291,8 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPI_Barrier(MPI_Comm h)
+WEFT_MPI_WEAK(Barrier)
+int PMPI_Barrier(MPI_Comm h)
 {
     COLL_COMM("MPI_Barrier", h);
     if (int rc = barrier(*c))
@@ -299,7 +300,8 @@ int MPI_Barrier(MPI_Comm h)
     return MPI_SUCCESS;
 }
 
-int MPI_Bcast(void *buffer, int count, MPI_Datatype th, int root, MPI_Comm h)
+WEFT_MPI_WEAK(Bcast)
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype th, int root, MPI_Comm h)
 {
     COLL_COMM("MPI_Bcast", h);
     int rc = 0;
@@ -321,7 +323,8 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype th, int root, MPI_Comm h)
     return MPI_SUCCESS;
 }
 
-int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype th, MPI_Op op)
+WEFT_MPI_WEAK(Reduce_local)
+int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype th, MPI_Op op)
 {
     COLL_COMM("MPI_Reduce_local", MPI_COMM_SELF);
     int rc = 0;
@@ -339,7 +342,8 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
     return MPI_SUCCESS;
 }
 
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, int root, MPI_Comm h)
+WEFT_MPI_WEAK(Reduce)
+int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, int root, MPI_Comm h)
 {
     COLL_COMM("MPI_Reduce", h);
     int rc = 0;
@@ -363,7 +367,8 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, M
     return MPI_SUCCESS;
 }
 
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h)
+WEFT_MPI_WEAK(Allreduce)
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h)
 {
     COLL_COMM("MPI_Allreduce", h);
     int rc = 0;
@@ -427,7 +432,8 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th
     return MPI_SUCCESS;
 }
 
-int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+WEFT_MPI_WEAK(Gatherv)
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm h)
 {
     COLL_COMM("MPI_Gatherv", h);
@@ -471,17 +477,19 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     return MPI_SUCCESS;
 }
 
-int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+WEFT_MPI_WEAK(Gather)
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm h)
 {
     COLL_COMM("MPI_Gather", h);
     std::vector<int> counts(static_cast<size_t>(c->size), recvcount), displs(static_cast<size_t>(c->size));
     for (int r = 0; r < c->size; ++r)
         displs[r] = r * recvcount;
-    return MPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(), recvtype, root, h);
+    return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(), recvtype, root, h);
 }
 
-int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
+WEFT_MPI_WEAK(Scatterv)
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm h)
 {
     COLL_COMM("MPI_Scatterv", h);
@@ -524,17 +532,19 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
     return MPI_SUCCESS;
 }
 
-int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+WEFT_MPI_WEAK(Scatter)
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm h)
 {
     COLL_COMM("MPI_Scatter", h);
     std::vector<int> counts(static_cast<size_t>(c->size), sendcount), displs(static_cast<size_t>(c->size));
     for (int r = 0; r < c->size; ++r)
         displs[r] = r * sendcount;
-    return MPI_Scatterv(sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount, recvtype, root, h);
+    return PMPI_Scatterv(sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount, recvtype, root, h);
 }
 
-int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+WEFT_MPI_WEAK(Allgatherv)
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int displs[], MPI_Datatype recvtype, MPI_Comm h)
 {
     COLL_COMM("MPI_Allgatherv", h);
@@ -566,17 +576,19 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     return MPI_SUCCESS;
 }
 
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+WEFT_MPI_WEAK(Allgather)
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm h)
 {
     COLL_COMM("MPI_Allgather", h);
     std::vector<int> counts(static_cast<size_t>(c->size), recvcount), displs(static_cast<size_t>(c->size));
     for (int r = 0; r < c->size; ++r)
         displs[r] = r * recvcount;
-    return MPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(), recvtype, h);
+    return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(), recvtype, h);
 }
 
-int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+WEFT_MPI_WEAK(Alltoallv)
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm h)
 {
     COLL_COMM("MPI_Alltoallv", h);
@@ -628,7 +640,8 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     return MPI_SUCCESS;
 }
 
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+WEFT_MPI_WEAK(Alltoall)
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm h)
 {
     COLL_COMM("MPI_Alltoall", h);
@@ -638,7 +651,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         sd[r] = static_cast<int>(r) * sendcount;
         rd[r] = static_cast<int>(r) * recvcount;
     }
-    return MPI_Alltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc_.data(), rd.data(), recvtype, h);
+    return PMPI_Alltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc_.data(), rd.data(), recvtype, h);
 }
 
 } // extern "C"

@@ -134,7 +134,8 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPI_Comm_size(MPI_Comm h, int *size)
+WEFT_MPI_WEAK(Comm_size)
+int PMPI_Comm_size(MPI_Comm h, int *size)
 {
     COMM_OR_RETURN("MPI_Comm_size", h, c);
     if (!size)
@@ -143,7 +144,8 @@ int MPI_Comm_size(MPI_Comm h, int *size)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_rank(MPI_Comm h, int *rank)
+WEFT_MPI_WEAK(Comm_rank)
+int PMPI_Comm_rank(MPI_Comm h, int *rank)
 {
     COMM_OR_RETURN("MPI_Comm_rank", h, c);
     if (!rank)
@@ -152,7 +154,8 @@ int MPI_Comm_rank(MPI_Comm h, int *rank)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_dup(MPI_Comm h, MPI_Comm *out)
+WEFT_MPI_WEAK(Comm_dup)
+int PMPI_Comm_dup(MPI_Comm h, MPI_Comm *out)
 {
     COMM_OR_RETURN("MPI_Comm_dup", h, c);
     if (!out)
@@ -165,7 +168,8 @@ int MPI_Comm_dup(MPI_Comm h, MPI_Comm *out)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_split(MPI_Comm h, int color, int key, MPI_Comm *out)
+WEFT_MPI_WEAK(Comm_split)
+int PMPI_Comm_split(MPI_Comm h, int color, int key, MPI_Comm *out)
 {
     COMM_OR_RETURN("MPI_Comm_split", h, c);
     if (!out)
@@ -201,7 +205,8 @@ int MPI_Comm_split(MPI_Comm h, int color, int key, MPI_Comm *out)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_create(MPI_Comm h, MPI_Group gh, MPI_Comm *out)
+WEFT_MPI_WEAK(Comm_create)
+int PMPI_Comm_create(MPI_Comm h, MPI_Group gh, MPI_Comm *out)
 {
     COMM_OR_RETURN("MPI_Comm_create", h, c);
     Group *g = group(gh);
@@ -225,7 +230,8 @@ int MPI_Comm_create(MPI_Comm h, MPI_Group gh, MPI_Comm *out)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_free(MPI_Comm *h)
+WEFT_MPI_WEAK(Comm_free)
+int PMPI_Comm_free(MPI_Comm *h)
 {
     MPI_NEED_INIT("MPI_Comm_free");
     if (!h)
@@ -242,7 +248,8 @@ int MPI_Comm_free(MPI_Comm *h)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_compare(MPI_Comm h1, MPI_Comm h2, int *result)
+WEFT_MPI_WEAK(Comm_compare)
+int PMPI_Comm_compare(MPI_Comm h1, MPI_Comm h2, int *result)
 {
     MPI_NEED_INIT("MPI_Comm_compare");
     Comm *a = comm(h1), *b = comm(h2);
@@ -261,7 +268,8 @@ int MPI_Comm_compare(MPI_Comm h1, MPI_Comm h2, int *result)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_group(MPI_Comm h, MPI_Group *g)
+WEFT_MPI_WEAK(Comm_group)
+int PMPI_Comm_group(MPI_Comm h, MPI_Group *g)
 {
     COMM_OR_RETURN("MPI_Comm_group", h, c);
     if (!g)
@@ -270,7 +278,8 @@ int MPI_Comm_group(MPI_Comm h, MPI_Group *g)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_test_inter(MPI_Comm h, int *flag)
+WEFT_MPI_WEAK(Comm_test_inter)
+int PMPI_Comm_test_inter(MPI_Comm h, int *flag)
 {
     COMM_OR_RETURN("MPI_Comm_test_inter", h, c);
     if (!flag)
@@ -279,7 +288,8 @@ int MPI_Comm_test_inter(MPI_Comm h, int *flag)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_attr(MPI_Comm h, int keyval, void *value, int *flag)
+WEFT_MPI_WEAK(Comm_get_attr)
+int PMPI_Comm_get_attr(MPI_Comm h, int keyval, void *value, int *flag)
 {
     COMM_OR_RETURN("MPI_Comm_get_attr", h, c);
     if (!value || !flag)
@@ -301,7 +311,8 @@ int MPI_Comm_get_attr(MPI_Comm h, int keyval, void *value, int *flag)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_name(MPI_Comm h, const char *name)
+WEFT_MPI_WEAK(Comm_set_name)
+int PMPI_Comm_set_name(MPI_Comm h, const char *name)
 {
     COMM_OR_RETURN("MPI_Comm_set_name", h, c);
     if (!name)
@@ -310,7 +321,8 @@ int MPI_Comm_set_name(MPI_Comm h, const char *name)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_name(MPI_Comm h, char *name, int *len)
+WEFT_MPI_WEAK(Comm_get_name)
+int PMPI_Comm_get_name(MPI_Comm h, char *name, int *len)
 {
     COMM_OR_RETURN("MPI_Comm_get_name", h, c);
     if (!name || !len)
@@ -320,7 +332,8 @@ int MPI_Comm_get_name(MPI_Comm h, char *name, int *len)
     return MPI_SUCCESS;
 }
 
-int MPI_Group_size(MPI_Group h, int *size)
+WEFT_MPI_WEAK(Group_size)
+int PMPI_Group_size(MPI_Group h, int *size)
 {
     GROUP_OR_RETURN("MPI_Group_size", h, g);
     if (!size)
@@ -329,7 +342,8 @@ int MPI_Group_size(MPI_Group h, int *size)
     return MPI_SUCCESS;
 }
 
-int MPI_Group_rank(MPI_Group h, int *rank)
+WEFT_MPI_WEAK(Group_rank)
+int PMPI_Group_rank(MPI_Group h, int *rank)
 {
     GROUP_OR_RETURN("MPI_Group_rank", h, g);
     if (!rank)
@@ -359,7 +373,8 @@ int check_ranks(const Group &g, int n, const int ranks[], const char *fn)
 
 } // namespace
 
-int MPI_Group_incl(MPI_Group h, int n, const int ranks[], MPI_Group *out)
+WEFT_MPI_WEAK(Group_incl)
+int PMPI_Group_incl(MPI_Group h, int n, const int ranks[], MPI_Group *out)
 {
     GROUP_OR_RETURN("MPI_Group_incl", h, g);
     if (int rc = check_ranks(*g, n, ranks, "MPI_Group_incl"))
@@ -373,7 +388,8 @@ int MPI_Group_incl(MPI_Group h, int n, const int ranks[], MPI_Group *out)
     return MPI_SUCCESS;
 }
 
-int MPI_Group_excl(MPI_Group h, int n, const int ranks[], MPI_Group *out)
+WEFT_MPI_WEAK(Group_excl)
+int PMPI_Group_excl(MPI_Group h, int n, const int ranks[], MPI_Group *out)
 {
     GROUP_OR_RETURN("MPI_Group_excl", h, g);
     if (int rc = check_ranks(*g, n, ranks, "MPI_Group_excl"))
@@ -418,17 +434,21 @@ int set_op(MPI_Group h1, MPI_Group h2, MPI_Group *out, const char *fn, int which
 
 } // namespace
 
-int MPI_Group_union(MPI_Group a, MPI_Group b, MPI_Group *out) { return set_op(a, b, out, "MPI_Group_union", 0); }
-int MPI_Group_intersection(MPI_Group a, MPI_Group b, MPI_Group *out)
+WEFT_MPI_WEAK(Group_union)
+int PMPI_Group_union(MPI_Group a, MPI_Group b, MPI_Group *out) { return set_op(a, b, out, "MPI_Group_union", 0); }
+WEFT_MPI_WEAK(Group_intersection)
+int PMPI_Group_intersection(MPI_Group a, MPI_Group b, MPI_Group *out)
 {
     return set_op(a, b, out, "MPI_Group_intersection", 1);
 }
-int MPI_Group_difference(MPI_Group a, MPI_Group b, MPI_Group *out)
+WEFT_MPI_WEAK(Group_difference)
+int PMPI_Group_difference(MPI_Group a, MPI_Group b, MPI_Group *out)
 {
     return set_op(a, b, out, "MPI_Group_difference", 2);
 }
 
-int MPI_Group_translate_ranks(MPI_Group h1, int n, const int ranks1[], MPI_Group h2, int ranks2[])
+WEFT_MPI_WEAK(Group_translate_ranks)
+int PMPI_Group_translate_ranks(MPI_Group h1, int n, const int ranks1[], MPI_Group h2, int ranks2[])
 {
     MPI_NEED_INIT("MPI_Group_translate_ranks");
     Group *a = group(h1), *b = group(h2);
@@ -450,7 +470,8 @@ int MPI_Group_translate_ranks(MPI_Group h1, int n, const int ranks1[], MPI_Group
     return MPI_SUCCESS;
 }
 
-int MPI_Group_compare(MPI_Group h1, MPI_Group h2, int *result)
+WEFT_MPI_WEAK(Group_compare)
+int PMPI_Group_compare(MPI_Group h1, MPI_Group h2, int *result)
 {
     MPI_NEED_INIT("MPI_Group_compare");
     Group *a = group(h1), *b = group(h2);
@@ -467,7 +488,8 @@ int MPI_Group_compare(MPI_Group h1, MPI_Group h2, int *result)
     return MPI_SUCCESS;
 }
 
-int MPI_Group_free(MPI_Group *h)
+WEFT_MPI_WEAK(Group_free)
+int PMPI_Group_free(MPI_Group *h)
 {
     MPI_NEED_INIT("MPI_Group_free");
     if (!h)

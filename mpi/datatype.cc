@@ -281,7 +281,8 @@ int check_count(const char *fn, int count, const char *what = "count")
 
 extern "C" {
 
-int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+WEFT_MPI_WEAK(Type_contiguous)
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     MPI_NEED_INIT("MPI_Type_contiguous");
     int rc = check_count("MPI_Type_contiguous", count);
@@ -297,7 +298,8 @@ int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
     return finish_type(std::move(t), *old, newtype);
 }
 
-int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+WEFT_MPI_WEAK(Type_create_hvector)
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     MPI_NEED_INIT("MPI_Type_create_hvector");
     int rc = check_count("MPI_Type_create_hvector", count);
@@ -316,17 +318,19 @@ int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dat
     return finish_type(std::move(t), *old, newtype);
 }
 
-int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+WEFT_MPI_WEAK(Type_vector)
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     MPI_NEED_INIT("MPI_Type_vector");
     const Datatype *old = datatype(oldtype);
     if (!old)
         return type_error("MPI_Type_vector", MPI_ERR_TYPE, "oldtype is not a datatype");
-    return MPI_Type_create_hvector(count, blocklength, static_cast<MPI_Aint>(stride) * old->extent(), oldtype,
+    return PMPI_Type_create_hvector(count, blocklength, static_cast<MPI_Aint>(stride) * old->extent(), oldtype,
                                    newtype);
 }
 
-int MPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displacements[],
+WEFT_MPI_WEAK(Type_create_hindexed)
+int PMPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displacements[],
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     MPI_NEED_INIT("MPI_Type_create_hindexed");
@@ -349,7 +353,8 @@ int MPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint
     return finish_type(std::move(t), *old, newtype);
 }
 
-int MPI_Type_indexed(int count, const int blocklengths[], const int displacements[], MPI_Datatype oldtype,
+WEFT_MPI_WEAK(Type_indexed)
+int PMPI_Type_indexed(int count, const int blocklengths[], const int displacements[], MPI_Datatype oldtype,
                      MPI_Datatype *newtype)
 {
     MPI_NEED_INIT("MPI_Type_indexed");
@@ -361,18 +366,20 @@ int MPI_Type_indexed(int count, const int blocklengths[], const int displacement
     std::vector<MPI_Aint> d(static_cast<size_t>(std::max(count, 0)));
     for (int i = 0; i < count; ++i)
         d[i] = static_cast<MPI_Aint>(displacements[i]) * old->extent();
-    return MPI_Type_create_hindexed(count, blocklengths, d.data(), oldtype, newtype);
+    return PMPI_Type_create_hindexed(count, blocklengths, d.data(), oldtype, newtype);
 }
 
-int MPI_Type_create_indexed_block(int count, int blocklength, const int displacements[], MPI_Datatype oldtype,
+WEFT_MPI_WEAK(Type_create_indexed_block)
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int displacements[], MPI_Datatype oldtype,
                                   MPI_Datatype *newtype)
 {
     MPI_NEED_INIT("MPI_Type_create_indexed_block");
     std::vector<int> bl(static_cast<size_t>(std::max(count, 0)), blocklength);
-    return MPI_Type_indexed(count, bl.data(), displacements, oldtype, newtype);
+    return PMPI_Type_indexed(count, bl.data(), displacements, oldtype, newtype);
 }
 
-int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
+WEFT_MPI_WEAK(Type_create_struct)
+int PMPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
                            const MPI_Datatype types_[], MPI_Datatype *newtype)
 {
     MPI_NEED_INIT("MPI_Type_create_struct");
@@ -422,7 +429,8 @@ int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint d
     return MPI_SUCCESS;
 }
 
-int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
+WEFT_MPI_WEAK(Type_create_resized)
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
     MPI_NEED_INIT("MPI_Type_create_resized");
     int rc = 0;
@@ -439,7 +447,8 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, 
     return finish_type(std::move(t), *old, newtype);
 }
 
-int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
+WEFT_MPI_WEAK(Type_dup)
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     MPI_NEED_INIT("MPI_Type_dup");
     int rc = 0;
@@ -453,7 +462,8 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     return finish_type(std::move(t), *old, newtype);
 }
 
-int MPI_Type_commit(MPI_Datatype *datatype_)
+WEFT_MPI_WEAK(Type_commit)
+int PMPI_Type_commit(MPI_Datatype *datatype_)
 {
     MPI_NEED_INIT("MPI_Type_commit");
     CHECK_OUT("MPI_Type_commit", datatype_);
@@ -464,7 +474,8 @@ int MPI_Type_commit(MPI_Datatype *datatype_)
     return MPI_SUCCESS;
 }
 
-int MPI_Type_free(MPI_Datatype *datatype_)
+WEFT_MPI_WEAK(Type_free)
+int PMPI_Type_free(MPI_Datatype *datatype_)
 {
     MPI_NEED_INIT("MPI_Type_free");
     CHECK_OUT("MPI_Type_free", datatype_);
@@ -480,7 +491,8 @@ int MPI_Type_free(MPI_Datatype *datatype_)
     return MPI_SUCCESS;
 }
 
-int MPI_Type_size(MPI_Datatype h, int *size)
+WEFT_MPI_WEAK(Type_size)
+int PMPI_Type_size(MPI_Datatype h, int *size)
 {
     MPI_NEED_INIT("MPI_Type_size");
     CHECK_OUT("MPI_Type_size", size);
@@ -491,7 +503,8 @@ int MPI_Type_size(MPI_Datatype h, int *size)
     return MPI_SUCCESS;
 }
 
-int MPI_Type_get_extent(MPI_Datatype h, MPI_Aint *lb, MPI_Aint *extent)
+WEFT_MPI_WEAK(Type_get_extent)
+int PMPI_Type_get_extent(MPI_Datatype h, MPI_Aint *lb, MPI_Aint *extent)
 {
     MPI_NEED_INIT("MPI_Type_get_extent");
     CHECK_OUT("MPI_Type_get_extent", lb);
@@ -504,7 +517,8 @@ int MPI_Type_get_extent(MPI_Datatype h, MPI_Aint *lb, MPI_Aint *extent)
     return MPI_SUCCESS;
 }
 
-int MPI_Type_get_true_extent(MPI_Datatype h, MPI_Aint *true_lb, MPI_Aint *true_extent)
+WEFT_MPI_WEAK(Type_get_true_extent)
+int PMPI_Type_get_true_extent(MPI_Datatype h, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
     MPI_NEED_INIT("MPI_Type_get_true_extent");
     CHECK_OUT("MPI_Type_get_true_extent", true_lb);
@@ -517,7 +531,8 @@ int MPI_Type_get_true_extent(MPI_Datatype h, MPI_Aint *true_lb, MPI_Aint *true_e
     return MPI_SUCCESS;
 }
 
-int MPI_Type_get_name(MPI_Datatype h, char *type_name, int *resultlen)
+WEFT_MPI_WEAK(Type_get_name)
+int PMPI_Type_get_name(MPI_Datatype h, char *type_name, int *resultlen)
 {
     MPI_NEED_INIT("MPI_Type_get_name");
     CHECK_OUT("MPI_Type_get_name", type_name);
@@ -531,7 +546,8 @@ int MPI_Type_get_name(MPI_Datatype h, char *type_name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int MPI_Type_set_name(MPI_Datatype h, const char *type_name)
+WEFT_MPI_WEAK(Type_set_name)
+int PMPI_Type_set_name(MPI_Datatype h, const char *type_name)
 {
     MPI_NEED_INIT("MPI_Type_set_name");
     CHECK_OUT("MPI_Type_set_name", type_name);
@@ -544,7 +560,8 @@ int MPI_Type_set_name(MPI_Datatype h, const char *type_name)
     return MPI_SUCCESS;
 }
 
-int MPI_Get_address(const void *location, MPI_Aint *address)
+WEFT_MPI_WEAK(Get_address)
+int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
     if (!address)
         return MPI_ERR_ARG;
@@ -552,10 +569,13 @@ int MPI_Get_address(const void *location, MPI_Aint *address)
     return MPI_SUCCESS;
 }
 
-MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return base + disp; }
-MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return addr1 - addr2; }
+WEFT_MPI_WEAK(Aint_add)
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return base + disp; }
+WEFT_MPI_WEAK(Aint_diff)
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return addr1 - addr2; }
 
-int MPI_Pack_size(int incount, MPI_Datatype h, MPI_Comm, int *size)
+WEFT_MPI_WEAK(Pack_size)
+int PMPI_Pack_size(int incount, MPI_Datatype h, MPI_Comm, int *size)
 {
     MPI_NEED_INIT("MPI_Pack_size");
     CHECK_OUT("MPI_Pack_size", size);
@@ -568,7 +588,8 @@ int MPI_Pack_size(int incount, MPI_Datatype h, MPI_Comm, int *size)
     return MPI_SUCCESS;
 }
 
-int MPI_Pack(const void *inbuf, int incount, MPI_Datatype h, void *outbuf, int outsize, int *position, MPI_Comm)
+WEFT_MPI_WEAK(Pack)
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype h, void *outbuf, int outsize, int *position, MPI_Comm)
 {
     MPI_NEED_INIT("MPI_Pack");
     CHECK_OUT("MPI_Pack", position);
@@ -587,7 +608,8 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype h, void *outbuf, int o
     return MPI_SUCCESS;
 }
 
-int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype h, MPI_Comm)
+WEFT_MPI_WEAK(Unpack)
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype h, MPI_Comm)
 {
     MPI_NEED_INIT("MPI_Unpack");
     CHECK_OUT("MPI_Unpack", position);

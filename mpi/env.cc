@@ -49,13 +49,15 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPI_Init(int *argc, char ***argv)
+WEFT_MPI_WEAK(Init)
+int PMPI_Init(int *argc, char ***argv)
 {
     g_thread_level = MPI_THREAD_SINGLE;
     return start(argc, argv, "MPI_Init");
 }
 
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+WEFT_MPI_WEAK(Init_thread)
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     if (!provided)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Init_thread", "provided is NULL");
@@ -73,7 +75,8 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return rc;
 }
 
-int MPI_Initialized(int *flag)
+WEFT_MPI_WEAK(Initialized)
+int PMPI_Initialized(int *flag)
 {
     if (!flag)
         return MPI_ERR_ARG;
@@ -81,7 +84,8 @@ int MPI_Initialized(int *flag)
     return MPI_SUCCESS;
 }
 
-int MPI_Finalized(int *flag)
+WEFT_MPI_WEAK(Finalized)
+int PMPI_Finalized(int *flag)
 {
     if (!flag)
         return MPI_ERR_ARG;
@@ -89,7 +93,8 @@ int MPI_Finalized(int *flag)
     return MPI_SUCCESS;
 }
 
-int MPI_Finalize(void)
+WEFT_MPI_WEAK(Finalize)
+int PMPI_Finalize(void)
 {
     MPI_NEED_INIT("MPI_Finalize");
     windows_finalize();
@@ -97,7 +102,7 @@ int MPI_Finalize(void)
     // waits for them), then every rank leaves together.
     void *b;
     int n;
-    MPI_Buffer_detach(&b, &n);
+    PMPI_Buffer_detach(&b, &n);
     int rc = weft_barrier();
     comms_finalize();
     g_phase = Phase::Finalized;
@@ -110,7 +115,8 @@ int MPI_Finalize(void)
     return MPI_SUCCESS;
 }
 
-int MPI_Abort(MPI_Comm c, int errorcode)
+WEFT_MPI_WEAK(Abort)
+int PMPI_Abort(MPI_Comm c, int errorcode)
 {
     std::string msg = "MPI_Abort(" + std::to_string(errorcode) + ") called";
     if (Comm *p = comm(c))
@@ -122,14 +128,16 @@ int MPI_Abort(MPI_Comm c, int errorcode)
     return MPI_SUCCESS;
 }
 
-double MPI_Wtime(void)
+WEFT_MPI_WEAK(Wtime)
+double PMPI_Wtime(void)
 {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-double MPI_Wtick(void)
+WEFT_MPI_WEAK(Wtick)
+double PMPI_Wtick(void)
 {
     timespec ts;
     clock_getres(CLOCK_MONOTONIC, &ts);
@@ -137,7 +145,8 @@ double MPI_Wtick(void)
     return t > 0 ? t : 1e-9;
 }
 
-int MPI_Get_processor_name(char *name, int *resultlen)
+WEFT_MPI_WEAK(Get_processor_name)
+int PMPI_Get_processor_name(char *name, int *resultlen)
 {
     if (!name || !resultlen)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Get_processor_name", "name and resultlen must not be NULL");
@@ -149,7 +158,8 @@ int MPI_Get_processor_name(char *name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int MPI_Get_version(int *version, int *subversion)
+WEFT_MPI_WEAK(Get_version)
+int PMPI_Get_version(int *version, int *subversion)
 {
     if (!version || !subversion)
         return MPI_ERR_ARG;
@@ -158,7 +168,8 @@ int MPI_Get_version(int *version, int *subversion)
     return MPI_SUCCESS;
 }
 
-int MPI_Get_library_version(char *version, int *resultlen)
+WEFT_MPI_WEAK(Get_library_version)
+int PMPI_Get_library_version(char *version, int *resultlen)
 {
     if (!version || !resultlen)
         return MPI_ERR_ARG;
@@ -169,7 +180,8 @@ int MPI_Get_library_version(char *version, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int MPI_Query_thread(int *provided)
+WEFT_MPI_WEAK(Query_thread)
+int PMPI_Query_thread(int *provided)
 {
     MPI_NEED_INIT("MPI_Query_thread");
     if (!provided)
@@ -178,7 +190,8 @@ int MPI_Query_thread(int *provided)
     return MPI_SUCCESS;
 }
 
-int MPI_Is_thread_main(int *flag)
+WEFT_MPI_WEAK(Is_thread_main)
+int PMPI_Is_thread_main(int *flag)
 {
     MPI_NEED_INIT("MPI_Is_thread_main");
     if (!flag)

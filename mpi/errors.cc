@@ -147,7 +147,8 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPI_Error_string(int errorcode, char *string, int *resultlen)
+WEFT_MPI_WEAK(Error_string)
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     if (!string || !resultlen)
         return MPI_ERR_ARG;
@@ -166,7 +167,8 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
     return MPI_SUCCESS;
 }
 
-int MPI_Error_class(int errorcode, int *errorclass)
+WEFT_MPI_WEAK(Error_class)
+int PMPI_Error_class(int errorcode, int *errorclass)
 {
     if (!errorclass)
         return MPI_ERR_ARG;
@@ -177,7 +179,8 @@ int MPI_Error_class(int errorcode, int *errorclass)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_errhandler(MPI_Comm c, MPI_Errhandler eh)
+WEFT_MPI_WEAK(Comm_set_errhandler)
+int PMPI_Comm_set_errhandler(MPI_Comm c, MPI_Errhandler eh)
 {
     MPI_NEED_INIT("MPI_Comm_set_errhandler");
     Comm *p = comm(c);
@@ -189,7 +192,8 @@ int MPI_Comm_set_errhandler(MPI_Comm c, MPI_Errhandler eh)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_errhandler(MPI_Comm c, MPI_Errhandler *eh)
+WEFT_MPI_WEAK(Comm_get_errhandler)
+int PMPI_Comm_get_errhandler(MPI_Comm c, MPI_Errhandler *eh)
 {
     MPI_NEED_INIT("MPI_Comm_get_errhandler");
     Comm *p = comm(c);
@@ -201,7 +205,8 @@ int MPI_Comm_get_errhandler(MPI_Comm c, MPI_Errhandler *eh)
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errhandler *eh)
+WEFT_MPI_WEAK(Comm_create_errhandler)
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errhandler *eh)
 {
     MPI_NEED_INIT("MPI_Comm_create_errhandler");
     if (!function || !eh)
@@ -212,7 +217,8 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errha
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_call_errhandler(MPI_Comm c, int errorcode)
+WEFT_MPI_WEAK(Comm_call_errhandler)
+int PMPI_Comm_call_errhandler(MPI_Comm c, int errorcode)
 {
     MPI_NEED_INIT("MPI_Comm_call_errhandler");
     Comm *p = comm(c);
@@ -222,7 +228,8 @@ int MPI_Comm_call_errhandler(MPI_Comm c, int errorcode)
     return MPI_SUCCESS;
 }
 
-int MPI_Errhandler_free(MPI_Errhandler *eh)
+WEFT_MPI_WEAK(Errhandler_free)
+int PMPI_Errhandler_free(MPI_Errhandler *eh)
 {
     if (!eh)
         return MPI_ERR_ARG;

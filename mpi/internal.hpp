@@ -18,6 +18,14 @@
 #include <string>
 #include <vector>
 
+// The profiling interface: every MPI function is defined as PMPI_X, and
+// MPI_X is a weak alias of it, so a tool library that defines MPI_X (and
+// calls PMPI_X) takes the calls; with no tool, MPI_X is the library's.
+// The library calls PMPI_X itself, so a tool sees only the user's calls.
+// Write WEFT_MPI_WEAK(X) on the line before the definition of PMPI_X.
+#define WEFT_MPI_PRAGMA_(text) _Pragma(#text)
+#define WEFT_MPI_WEAK(name) WEFT_MPI_PRAGMA_(weak MPI_##name = PMPI_##name)
+
 namespace weft::mpi {
 
 // ---------------------------------------------------------------- tables
@@ -209,11 +217,27 @@ bool initialized();
 
 // ---------------------------------------------------------------- requests
 
+// A request the MPI layer completes itself rather than the engine: a
+// nonblocking or persistent collective's schedule, a generalized request,
+// an Rput. progress() advances it without blocking and returns true once
+// it is complete, with *status filled (MPI_ERROR holds its class, MPI_SUCCESS
+// included). Every wait and test of the MPI layer advances the active
+// operations (run_services), so one moves on while the program waits on
+// something else; MPI_Request_free of an unfinished one leaves it running.
+struct Operation {
+    virtual ~Operation() = default;
+    virtual bool progress(MPI_Status *status) = 0;
+    // MPI_Cancel: true when it was cancelled (progress then completes it
+    // with the status saying so); false when it cannot be.
+    virtual bool cancel() { return false; }
+};
+
 struct Request {
     int index = 0;                   // its slot; the handle is index + 1
     bool live = false;
     int next_free = -1;
-    enum class Kind { Send, Recv, Done } kind = Kind::Send;
+    // Op: driven by `op` until complete, then Done with done_status.
+    enum class Kind { Send, Recv, Done, Op } kind = Kind::Send;
     weft_request_t req = WEFT_REQUEST_NULL;
     int comm = MPI_COMM_NULL;
     void *buf = nullptr;             // receive: where to unpack
@@ -221,6 +245,7 @@ struct Request {
     std::unique_ptr<Datatype> unpack_type;   // a packed receive's type (a copy)
     Wire wire;                       // a packed send/receive's bytes
     MPI_Status done_status{};        // Kind::Done: the status to report
+    std::unique_ptr<Operation> op;   // Kind::Op
 };
 
 // Requests are pooled: a slot is reused through an intrusive free list,
@@ -255,6 +280,8 @@ inline MPI_Request new_request(Request **out)
     r.count = 0;
     if (r.unpack_type)
         r.unpack_type.reset();
+    if (r.op)
+        r.op.reset();
     r.wire.ptr = nullptr;
     r.wire.bytes = 0;
     if (r.wire.packed) {
@@ -284,9 +311,19 @@ int start_recv(const char *fn, void *buf, int count, MPI_Datatype th, int source
 // A freed send whose bytes were packed keeps them until weft is done.
 void keep_in_background(weft_request_t req, std::vector<std::byte> data);
 
-// A hook the one-sided layer sets while it has passive-target work: every
-// blocking wait calls it between progress passes.
+// Starts a request driven by `op` (Kind::Op) on communicator c (whose error
+// handler its failure goes to) and makes it active; the handle to return.
+MPI_Request start_operation(std::unique_ptr<Operation> op, MPI_Comm c);
+// Advances r once if it is an operation; true when r is complete (Done).
+bool advance_operation(Request &r);
+
+// Work every blocking wait of the MPI layer does between progress passes:
+// the one-sided layer's passive-target service while windows are open, the
+// active operations while there are some. g_service is null when there is
+// none (the fast paths test it), else it runs them all.
 extern void (*g_service)();
+void add_service(void (*fn)());
+void remove_service(void (*fn)());
 
 // Fills an MPI status from a weft one (source translated to c's ranks).
 void to_status(const weft_msg_status_t &ws, const Comm &c, MPI_Status *st);

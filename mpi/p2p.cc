@@ -229,7 +229,8 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPI_Send(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
+WEFT_MPI_WEAK(Send)
+int PMPI_Send(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
 {
     // The fast path: every check the slow path makes, in one branch.
     Comm *c = comm(h);
@@ -244,22 +245,26 @@ int MPI_Send(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI
     return start_send("MPI_Send", buf, count, th, dest, tag, h, 0, nullptr);
 }
 
-int MPI_Rsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
+WEFT_MPI_WEAK(Rsend)
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
 {
     return start_send("MPI_Rsend", buf, count, th, dest, tag, h, 0, nullptr);
 }
 
-int MPI_Ssend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
+WEFT_MPI_WEAK(Ssend)
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
 {
     return start_send("MPI_Ssend", buf, count, th, dest, tag, h, WEFT_SEND_SYNC, nullptr);
 }
 
-int MPI_Bsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
+WEFT_MPI_WEAK(Bsend)
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
 {
     return bsend("MPI_Bsend", buf, count, th, dest, tag, h, nullptr);
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
+WEFT_MPI_WEAK(Isend)
+int PMPI_Isend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
     // The fast path, as MPI_Send's.
     Comm *c = comm(h);
@@ -283,28 +288,32 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MP
     return start_send("MPI_Isend", buf, count, th, dest, tag, h, 0, req);
 }
 
-int MPI_Irsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
+WEFT_MPI_WEAK(Irsend)
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
     if (!req)
         return raise(comm(h), MPI_ERR_ARG, "MPI_Irsend", "request is NULL");
     return start_send("MPI_Irsend", buf, count, th, dest, tag, h, 0, req);
 }
 
-int MPI_Issend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
+WEFT_MPI_WEAK(Issend)
+int PMPI_Issend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
     if (!req)
         return raise(comm(h), MPI_ERR_ARG, "MPI_Issend", "request is NULL");
     return start_send("MPI_Issend", buf, count, th, dest, tag, h, WEFT_SEND_SYNC, req);
 }
 
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
+WEFT_MPI_WEAK(Ibsend)
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
     if (!req)
         return raise(comm(h), MPI_ERR_ARG, "MPI_Ibsend", "request is NULL");
     return bsend("MPI_Ibsend", buf, count, th, dest, tag, h, req);
 }
 
-int MPI_Buffer_attach(void *buffer, int size)
+WEFT_MPI_WEAK(Buffer_attach)
+int PMPI_Buffer_attach(void *buffer, int size)
 {
     MPI_NEED_INIT("MPI_Buffer_attach");
     if (g_bsend_attached)
@@ -318,7 +327,8 @@ int MPI_Buffer_attach(void *buffer, int size)
     return MPI_SUCCESS;
 }
 
-int MPI_Buffer_detach(void *buffer_addr, int *size)
+WEFT_MPI_WEAK(Buffer_detach)
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
     MPI_NEED_INIT("MPI_Buffer_detach");
     // Every buffered send (and freed packed send) goes out first.
@@ -340,7 +350,8 @@ int MPI_Buffer_detach(void *buffer_addr, int *size)
     return MPI_SUCCESS;
 }
 
-int MPI_Irecv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h, MPI_Request *req)
+WEFT_MPI_WEAK(Irecv)
+int PMPI_Irecv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h, MPI_Request *req)
 {
     // The fast path: a contiguous receive lands in buf itself.
     Comm *c = comm(h);
@@ -365,7 +376,8 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Co
     return start_recv("MPI_Irecv", buf, count, th, source, tag, h, req);
 }
 
-int MPI_Recv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h, MPI_Status *status)
+WEFT_MPI_WEAK(Recv)
+int PMPI_Recv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h, MPI_Status *status)
 {
     Comm *c = comm(h);
     const Datatype *t = datatype(th);
@@ -400,24 +412,26 @@ int MPI_Recv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Com
     MPI_Request req;
     if (int rc = start_recv("MPI_Recv", buf, count, th, source, tag, h, &req))
         return rc;
-    return MPI_Wait(&req, status);
+    return PMPI_Wait(&req, status);
 }
 
-int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+WEFT_MPI_WEAK(Sendrecv)
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm h, MPI_Status *status)
 {
     MPI_Request r;
     if (int rc = start_recv("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, h, &r))
         return rc;
     if (int rc = start_send("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, h, 0, nullptr)) {
-        MPI_Cancel(&r);
-        MPI_Request_free(&r);
+        PMPI_Cancel(&r);
+        PMPI_Request_free(&r);
         return rc;
     }
-    return MPI_Wait(&r, status);
+    return PMPI_Wait(&r, status);
 }
 
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype th, int dest, int sendtag, int source, int recvtag,
+WEFT_MPI_WEAK(Sendrecv_replace)
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype th, int dest, int sendtag, int source, int recvtag,
                          MPI_Comm h, MPI_Status *status)
 {
     Comm *c = comm(h);
@@ -432,14 +446,15 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype th, int dest, int se
         return rc;
     if (int rc = start_send("MPI_Sendrecv_replace", out.data(), static_cast<int>(out.size()), MPI_BYTE, dest,
                             sendtag, h, 0, nullptr)) {
-        MPI_Cancel(&r);
-        MPI_Request_free(&r);
+        PMPI_Cancel(&r);
+        PMPI_Request_free(&r);
         return rc;
     }
-    return MPI_Wait(&r, status);
+    return PMPI_Wait(&r, status);
 }
 
-int MPI_Iprobe(int source, int tag, MPI_Comm h, int *flag, MPI_Status *status)
+WEFT_MPI_WEAK(Iprobe)
+int PMPI_Iprobe(int source, int tag, MPI_Comm h, int *flag, MPI_Status *status)
 {
     Comm *c = comm(h);
     if (int rc = check("MPI_Iprobe", h, c, nullptr, 0, datatype(MPI_BYTE), MPI_BYTE, source, tag, true))
@@ -462,18 +477,20 @@ int MPI_Iprobe(int source, int tag, MPI_Comm h, int *flag, MPI_Status *status)
     return MPI_SUCCESS;
 }
 
-int MPI_Probe(int source, int tag, MPI_Comm h, MPI_Status *status)
+WEFT_MPI_WEAK(Probe)
+int PMPI_Probe(int source, int tag, MPI_Comm h, MPI_Status *status)
 {
     int flag = 0;
     for (;;) {
-        if (int rc = MPI_Iprobe(source, tag, h, &flag, status))
+        if (int rc = PMPI_Iprobe(source, tag, h, &flag, status))
             return rc;
         if (flag)
             return MPI_SUCCESS;
     }
 }
 
-int MPI_Get_count(const MPI_Status *status, MPI_Datatype th, int *count)
+WEFT_MPI_WEAK(Get_count)
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype th, int *count)
 {
     if (!status || !count)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Get_count", "status and count must not be NULL");
@@ -489,7 +506,8 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype th, int *count)
     return MPI_SUCCESS;
 }
 
-int MPI_Get_elements(const MPI_Status *status, MPI_Datatype th, int *count)
+WEFT_MPI_WEAK(Get_elements)
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype th, int *count)
 {
     if (!status || !count)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Get_elements", "status and count must not be NULL");

@@ -2,7 +2,9 @@
 // families, cancel, free, statuses. Request objects are pooled and reused
 // (a handle is the slot's index + 1), so a nonblocking call allocates
 // nothing once the pool is warm.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "mpi/internal.hpp"
 
@@ -12,10 +14,70 @@ void (*g_service)() = nullptr;
 
 namespace {
 
+std::vector<void (*)()> g_services;
+// Operations in flight: the handles of active Kind::Op requests, and the
+// operations whose request was freed before they finished.
+std::vector<MPI_Request> g_active_ops;
+std::vector<std::unique_ptr<Operation>> g_detached_ops;
+
+void run_services()
+{
+    // A service may wait, and a wait runs the services: once at a time.
+    static bool running = false;
+    if (running)
+        return;
+    running = true;
+    for (size_t i = 0; i < g_services.size(); ++i)
+        g_services[i]();
+    running = false;
+}
+
+void progress_operations()
+{
+    // advance_operation may start or finish operations: walk a copy.
+    const std::vector<MPI_Request> active = g_active_ops;
+    for (MPI_Request h : active)
+        if (Request *r = request(h); r && r->kind == Request::Kind::Op)
+            advance_operation(*r);
+    for (size_t i = 0; i < g_detached_ops.size();) {
+        MPI_Status ignored{};
+        if (g_detached_ops[i]->progress(&ignored)) {
+            g_detached_ops.erase(g_detached_ops.begin() + static_cast<std::ptrdiff_t>(i));
+        } else {
+            ++i;
+        }
+    }
+    if (g_active_ops.empty() && g_detached_ops.empty())
+        remove_service(progress_operations);
+}
+
+void forget_operation(MPI_Request h)
+{
+    std::erase(g_active_ops, h);
+    if (g_active_ops.empty() && g_detached_ops.empty())
+        remove_service(progress_operations);
+}
+
+// Blocks until the operation r is complete, progressing the engine and
+// every service meanwhile.
+void wait_operation(Request &r)
+{
+    while (!advance_operation(r)) {
+        weft_progress();
+        if (g_service)
+            g_service();
+    }
+}
+
 
 // Is r finished? Progresses once when it is not (weft_test does).
 bool test_one(Request &r, weft_msg_status_t *ws, int *rc)
 {
+    if (r.kind == Request::Kind::Op && !advance_operation(r)) {
+        weft_progress();
+        if (!advance_operation(r))
+            return false;
+    }
     if (r.kind == Request::Kind::Done) {
         *rc = WEFT_SUCCESS;
         return true;
@@ -52,6 +114,48 @@ int complete(MPI_Request *h, Request &r, const weft_msg_status_t &ws, MPI_Status
 } // namespace
 
 RequestPool g_requests;
+
+void add_service(void (*fn)())
+{
+    if (std::find(g_services.begin(), g_services.end(), fn) == g_services.end())
+        g_services.push_back(fn);
+    g_service = run_services;
+}
+
+void remove_service(void (*fn)())
+{
+    std::erase(g_services, fn);
+    if (g_services.empty())
+        g_service = nullptr;
+}
+
+MPI_Request start_operation(std::unique_ptr<Operation> op, MPI_Comm c)
+{
+    Request *r;
+    const MPI_Request h = new_request(&r);
+    r->kind = Request::Kind::Op;
+    r->comm = c;
+    r->op = std::move(op);
+    g_active_ops.push_back(h);
+    add_service(progress_operations);
+    return h;
+}
+
+bool advance_operation(Request &r)
+{
+    if (r.kind != Request::Kind::Op)
+        return true;
+    MPI_Status st{};
+    st.MPI_SOURCE = MPI_ANY_SOURCE;
+    st.MPI_TAG = MPI_ANY_TAG;
+    if (!r.op->progress(&st))
+        return false;
+    r.kind = Request::Kind::Done;
+    r.done_status = st;
+    r.op.reset();
+    forget_operation(r.index + 1);
+    return true;
+}
 
 MPI_Request grow_requests(Request **out)
 {
@@ -117,6 +221,8 @@ int finish_request(Request &r, const weft_msg_status_t &ws, MPI_Status *status)
             status->MPI_ERROR = ws.error == WEFT_SUCCESS ? MPI_SUCCESS : fail_class(ws.error);
         }
         return ws.error == WEFT_SUCCESS ? MPI_SUCCESS : fail_class(ws.error);
+    case Request::Kind::Op:   // advance_operation turns a finished one into Done first
+        break;
     }
     return MPI_ERR_INTERN;
 }
@@ -138,7 +244,8 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPI_Wait(MPI_Request *h, MPI_Status *status)
+WEFT_MPI_WEAK(Wait)
+int PMPI_Wait(MPI_Request *h, MPI_Status *status)
 {
     if (!h)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Wait", "request is NULL");
@@ -153,6 +260,8 @@ int MPI_Wait(MPI_Request *h, MPI_Status *status)
         return raise(nullptr, MPI_ERR_REQUEST, "MPI_Wait",
                      "request " + std::to_string(*h) + " is not valid (completed or freed already?)");
     weft_msg_status_t ws{};
+    if (r->kind == Request::Kind::Op)
+        wait_operation(*r);
     if (r->kind != Request::Kind::Done) {
         if (int rc = wait_one(&r->req, &ws); rc != WEFT_SUCCESS && ws.error == WEFT_SUCCESS)
             ws.error = rc;
@@ -165,7 +274,8 @@ int MPI_Wait(MPI_Request *h, MPI_Status *status)
     return complete(h, *r, ws, status, "MPI_Wait", true);
 }
 
-int MPI_Test(MPI_Request *h, int *flag, MPI_Status *status)
+WEFT_MPI_WEAK(Test)
+int PMPI_Test(MPI_Request *h, int *flag, MPI_Status *status)
 {
     if (!h || !flag)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Test", "request and flag must not be NULL");
@@ -250,7 +360,8 @@ bool all_null(int n, const MPI_Request reqs[])
 
 } // namespace
 
-int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+WEFT_MPI_WEAK(Waitall)
+int PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
     if (n < 0 || (n > 0 && !reqs))
         return raise(nullptr, MPI_ERR_ARG, "MPI_Waitall", "count is negative or the request array is NULL");
@@ -269,6 +380,8 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
             return raise(nullptr, MPI_ERR_REQUEST, "MPI_Waitall",
                          "requests[" + std::to_string(i) + "] = " + std::to_string(reqs[i]) + " is not valid");
         weft_msg_status_t ws{};
+        if (r->kind == Request::Kind::Op)
+            wait_operation(*r);
         if (r->kind != Request::Kind::Done)
             if (int rc = wait_one(&r->req, &ws); rc != WEFT_SUCCESS && ws.error == WEFT_SUCCESS)
                 ws.error = rc;
@@ -289,7 +402,8 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
     return all_error("MPI_Waitall", first_comm, first_cls, statuses != MPI_STATUSES_IGNORE);
 }
 
-int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+WEFT_MPI_WEAK(Testall)
+int PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     if (int rc = check_array("MPI_Testall", n, reqs))
         return rc;
@@ -321,10 +435,11 @@ int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
     if (!all)
         return MPI_SUCCESS;
     *flag = 1;
-    return MPI_Waitall(n, reqs, statuses);
+    return PMPI_Waitall(n, reqs, statuses);
 }
 
-int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
+WEFT_MPI_WEAK(Waitany)
+int PMPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 {
     if (int rc = check_array("MPI_Waitany", n, reqs))
         return rc;
@@ -351,7 +466,8 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
     }
 }
 
-int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+WEFT_MPI_WEAK(Testany)
+int PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
     if (int rc = check_array("MPI_Testany", n, reqs))
         return rc;
@@ -379,7 +495,8 @@ int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st
                                     : raise(comm(first_comm), first_cls, "MPI_Testany", "the completed request failed");
 }
 
-int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+WEFT_MPI_WEAK(Waitsome)
+int PMPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
     if (int rc = check_array("MPI_Waitsome", n, reqs))
         return rc;
@@ -399,7 +516,8 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_St
     return all_error("MPI_Waitsome", first_comm, first_cls, statuses != MPI_STATUSES_IGNORE);
 }
 
-int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+WEFT_MPI_WEAK(Testsome)
+int PMPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
     if (int rc = check_array("MPI_Testsome", n, reqs))
         return rc;
@@ -417,23 +535,30 @@ int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_St
     return all_error("MPI_Testsome", first_comm, first_cls, statuses != MPI_STATUSES_IGNORE);
 }
 
-int MPI_Request_free(MPI_Request *h)
+WEFT_MPI_WEAK(Request_free)
+int PMPI_Request_free(MPI_Request *h)
 {
     if (!h)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Request_free", "request is NULL");
     Request *r = request(*h);
     if (!r)
         return raise(nullptr, MPI_ERR_REQUEST, "MPI_Request_free", "request is not valid");
-    if (r->kind == Request::Kind::Send && r->wire.packed)
+    if (r->kind == Request::Kind::Send && r->wire.packed) {
         keep_in_background(r->req, std::move(r->wire.scratch));   // its bytes stay until sent
-    else if (r->kind != Request::Kind::Done)
+    } else if (r->kind == Request::Kind::Op) {                     // it runs on, unseen
+        forget_operation(*h);
+        g_detached_ops.push_back(std::move(r->op));
+        add_service(progress_operations);
+    } else if (r->kind != Request::Kind::Done) {
         weft_request_free(&r->req);
+    }
     free_request(*h);
     *h = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
 
-int MPI_Cancel(MPI_Request *h)
+WEFT_MPI_WEAK(Cancel)
+int PMPI_Cancel(MPI_Request *h)
 {
     if (!h)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Cancel", "request is NULL");
@@ -444,10 +569,13 @@ int MPI_Cancel(MPI_Request *h)
     // lets a cancel of a send fail; MPI_Test_cancelled then says false).
     if (r->kind == Request::Kind::Recv)
         weft_cancel(&r->req);
+    else if (r->kind == Request::Kind::Op)
+        r->op->cancel();
     return MPI_SUCCESS;
 }
 
-int MPI_Test_cancelled(const MPI_Status *status, int *flag)
+WEFT_MPI_WEAK(Test_cancelled)
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
     if (!status || !flag)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Test_cancelled", "status and flag must not be NULL");

@@ -332,7 +332,7 @@ void windows_finalize()
     std::sort(open.begin(), open.end());
     for (auto &[ctx, h] : open) {
         MPI_Win x = h;
-        MPI_Win_free(&x);
+        PMPI_Win_free(&x);
     }
 }
 
@@ -342,7 +342,8 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm h, MPI_Win *out)
+WEFT_MPI_WEAK(Win_create)
+int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm h, MPI_Win *out)
 {
     const char *fn = "MPI_Win_create";
     MPI_NEED_INIT(fn);
@@ -361,7 +362,8 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
     return create(fn, c, base, static_cast<size_t>(size), disp_unit, nullptr, out);
 }
 
-int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm h, void *baseptr, MPI_Win *out)
+WEFT_MPI_WEAK(Win_allocate)
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm h, void *baseptr, MPI_Win *out)
 {
     const char *fn = "MPI_Win_allocate";
     MPI_NEED_INIT(fn);
@@ -389,7 +391,8 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm h, vo
     return rc;
 }
 
-int MPI_Win_free(MPI_Win *h)
+WEFT_MPI_WEAK(Win_free)
+int PMPI_Win_free(MPI_Win *h)
 {
     const char *fn = "MPI_Win_free";
     MPI_NEED_INIT(fn);
@@ -407,7 +410,8 @@ int MPI_Win_free(MPI_Win *h)
     return rc;
 }
 
-int MPI_Win_get_group(MPI_Win h, MPI_Group *group)
+WEFT_MPI_WEAK(Win_get_group)
+int PMPI_Win_get_group(MPI_Win h, MPI_Group *group)
 {
     WIN_OR_RETURN("MPI_Win_get_group", h, w);
     if (!group)
@@ -416,7 +420,8 @@ int MPI_Win_get_group(MPI_Win h, MPI_Group *group)
     return MPI_SUCCESS;
 }
 
-int MPI_Win_set_errhandler(MPI_Win h, MPI_Errhandler eh)
+WEFT_MPI_WEAK(Win_set_errhandler)
+int PMPI_Win_set_errhandler(MPI_Win h, MPI_Errhandler eh)
 {
     WIN_OR_RETURN("MPI_Win_set_errhandler", h, w);
     if (!errhandler_valid(eh))
@@ -425,7 +430,8 @@ int MPI_Win_set_errhandler(MPI_Win h, MPI_Errhandler eh)
     return MPI_SUCCESS;
 }
 
-int MPI_Win_get_errhandler(MPI_Win h, MPI_Errhandler *eh)
+WEFT_MPI_WEAK(Win_get_errhandler)
+int PMPI_Win_get_errhandler(MPI_Win h, MPI_Errhandler *eh)
 {
     WIN_OR_RETURN("MPI_Win_get_errhandler", h, w);
     if (!eh)
@@ -434,7 +440,8 @@ int MPI_Win_get_errhandler(MPI_Win h, MPI_Errhandler *eh)
     return MPI_SUCCESS;
 }
 
-int MPI_Put(const void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount,
+WEFT_MPI_WEAK(Put)
+int PMPI_Put(const void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount,
             MPI_Datatype ttype, MPI_Win h)
 {
     const char *fn = "MPI_Put";
@@ -469,7 +476,8 @@ int MPI_Put(const void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Ai
     return issue(*w, t, data, std::move(op), true, fn);
 }
 
-int MPI_Get(void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount, MPI_Datatype ttype,
+WEFT_MPI_WEAK(Get)
+int PMPI_Get(void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win h)
 {
     const char *fn = "MPI_Get";
@@ -506,7 +514,8 @@ int MPI_Get(void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint dis
     return issue(*w, t, data, std::move(op), false, fn);
 }
 
-int MPI_Accumulate(const void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount,
+WEFT_MPI_WEAK(Accumulate)
+int PMPI_Accumulate(const void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount,
                    MPI_Datatype ttype, MPI_Op op, MPI_Win h)
 {
     const char *fn = "MPI_Accumulate";

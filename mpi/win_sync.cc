@@ -183,7 +183,7 @@ void win_service()
 void win_service_attach()
 {
     if (!g_attached) {
-        g_service = win_service;
+        add_service(win_service);
         g_attached = true;
     }
 }
@@ -193,7 +193,7 @@ void win_service_detach_if_idle()
     bool any = false;
     for_each_win([&](Win &) { any = true; });
     if (!any && g_attached) {
-        g_service = nullptr;
+        remove_service(win_service);
         g_attached = false;
     }
 }
@@ -267,7 +267,8 @@ using namespace weft::mpi;
 
 extern "C" {
 
-int MPI_Win_fence(int assert, MPI_Win h)
+WEFT_MPI_WEAK(Win_fence)
+int PMPI_Win_fence(int assert, MPI_Win h)
 {
     const char *fn = "MPI_Win_fence";
     WIN_OR_RETURN(fn, h, w);
@@ -286,7 +287,8 @@ int MPI_Win_fence(int assert, MPI_Win h)
     return win_quiesce(*w, fn);
 }
 
-int MPI_Win_lock(int type, int rank, int assert, MPI_Win h)
+WEFT_MPI_WEAK(Win_lock)
+int PMPI_Win_lock(int type, int rank, int assert, MPI_Win h)
 {
     const char *fn = "MPI_Win_lock";
     WIN_OR_RETURN(fn, h, w);
@@ -359,7 +361,8 @@ int check_held(Win &w, int rank, const char *fn)
 
 } // namespace
 
-int MPI_Win_unlock(int rank, MPI_Win h)
+WEFT_MPI_WEAK(Win_unlock)
+int PMPI_Win_unlock(int rank, MPI_Win h)
 {
     const char *fn = "MPI_Win_unlock";
     WIN_OR_RETURN(fn, h, w);
@@ -370,7 +373,8 @@ int MPI_Win_unlock(int rank, MPI_Win h)
     return finish_epoch(*w, rank, true, fn);
 }
 
-int MPI_Win_flush(int rank, MPI_Win h)
+WEFT_MPI_WEAK(Win_flush)
+int PMPI_Win_flush(int rank, MPI_Win h)
 {
     const char *fn = "MPI_Win_flush";
     WIN_OR_RETURN(fn, h, w);
@@ -381,7 +385,8 @@ int MPI_Win_flush(int rank, MPI_Win h)
     return finish_epoch(*w, rank, false, fn);
 }
 
-int MPI_Win_flush_all(MPI_Win h)
+WEFT_MPI_WEAK(Win_flush_all)
+int PMPI_Win_flush_all(MPI_Win h)
 {
     const char *fn = "MPI_Win_flush_all";
     WIN_OR_RETURN(fn, h, w);

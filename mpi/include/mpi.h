@@ -354,6 +354,9 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
                    MPI_Win win);
 
+/* ---- the profiling interface: PMPI_X for every MPI_X above ---- */
+#include "weft_pmpi.h"
+
 #ifdef __cplusplus
 }
 #endif

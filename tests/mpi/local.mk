@@ -85,5 +85,32 @@ tests_mpi_osu_pt2pt_CPPFLAGS = $(mpi_test_cppflags)
 tests_mpi_osu_pt2pt_LDADD = libweft_mpi.la libweft.la
 tests_mpi_osu_pt2pt_LDFLAGS = $(mpi_test_ldflags)
 
-TESTS += tests/mpi/suite.sh tests/mpi/wrapper.sh
-EXTRA_DIST += tests/mpi/suite.sh tests/mpi/wrapper.sh tests/mpi/run-suite.sh tests/mpi/bench.sh
+# The profiling interface: a counting tool (pmpi_tool.c) linked in before
+# libweft_mpi (pmpi_linked) and preloaded (libpmpi_tool.so onto pmpi_count).
+check_PROGRAMS += tests/mpi/pmpi_count tests/mpi/pmpi_linked
+tests_mpi_pmpi_count_SOURCES = tests/mpi/pmpi_count.c tests/mpi/mtest.h
+tests_mpi_pmpi_count_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_pmpi_count_LDADD = libweft_mpi.la libweft.la -ldl
+tests_mpi_pmpi_count_LDFLAGS = $(mpi_test_ldflags)
+tests_mpi_pmpi_linked_SOURCES = tests/mpi/pmpi_count.c tests/mpi/pmpi_tool.c tests/mpi/mtest.h
+tests_mpi_pmpi_linked_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_pmpi_linked_LDADD = libweft_mpi.la libweft.la -ldl
+tests_mpi_pmpi_linked_LDFLAGS = $(mpi_test_ldflags) -export-dynamic
+check_LTLIBRARIES += tests/mpi/libpmpi_tool.la
+tests_mpi_libpmpi_tool_la_SOURCES = tests/mpi/pmpi_tool.c
+tests_mpi_libpmpi_tool_la_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_libpmpi_tool_la_LIBADD = libweft_mpi.la
+tests_mpi_libpmpi_tool_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -rpath /nowhere
+
+TESTS += tests/mpi/suite.sh tests/mpi/wrapper.sh tests/mpi/pmpi.sh
+EXTRA_DIST += tests/mpi/suite.sh tests/mpi/wrapper.sh tests/mpi/pmpi.sh tests/mpi/run-suite.sh tests/mpi/bench.sh
+
+# ---- the MPI-3.1 surface by area (issue 22): each area's programs ----
+# Point-to-point, requests, threads, environment:
+
+# Collectives:
+
+# Communicators, topologies, attributes:
+
+# One-sided:
+
