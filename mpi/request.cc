@@ -234,6 +234,9 @@ int wait_serving(weft_request_t *r, weft_msg_status_t *st)
         int rc = weft_test(r, &done, st);
         if (done || rc != WEFT_SUCCESS)
             return rc;
+        // The last active operation removes its service when it completes.
+        if (!g_service)
+            return weft_wait(r, st);
         g_service();
     }
 }
