@@ -19,7 +19,7 @@ libweft_mpi_la_SOURCES = \
 libweft_mpi_la_SOURCES +=
 
 # Collectives (blocking, nonblocking, persistent) and operations:
-libweft_mpi_la_SOURCES +=
+libweft_mpi_la_SOURCES += mpi/coll.hpp
 
 # Communicators, groups, topologies, neighbourhood collectives, attributes:
 libweft_mpi_la_SOURCES +=
