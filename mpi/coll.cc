@@ -15,6 +15,7 @@
 #include <string>
 
 #include "mpi/coll.hpp"
+#include "mpi/coll_sched.hpp"
 #include "mpi/internal.hpp"
 
 namespace weft::mpi {
@@ -177,6 +178,10 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
     const Datatype *t = check_type(cx, th, count, &rc);
     if (!t)
         return rc;
+    if (const UserOp *u = user_op(op)) {   // the user's function, on the user's buffers
+        u->fn(const_cast<void *>(inbuf), inoutbuf, &count, &th);
+        return MPI_SUCCESS;
+    }
     size_t n, elem;
     if ((rc = reduction_shape(cx, *t, count, op, &n, &elem)))
         return rc;
@@ -192,6 +197,10 @@ WEFT_MPI_WEAK(Reduce)
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, int root, MPI_Comm h)
 {
     COLL_COMM("MPI_Reduce", h);
+    if (user_op(op))   // a schedule applies user-defined operations in rank order (coll_build.cc)
+        return run_schedule(cx, kTagUserReduce, [&](Schedule &s) {
+            return build_reduce(cx, s, sendbuf, recvbuf, count, th, op, root);
+        });
     int rc = 0;
     const Datatype *t = check_type(cx, th, count, &rc);
     if (!t)
@@ -217,6 +226,9 @@ WEFT_MPI_WEAK(Allreduce)
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h)
 {
     COLL_COMM("MPI_Allreduce", h);
+    if (user_op(op))
+        return run_schedule(cx, kTagUserAllreduce,
+                            [&](Schedule &s) { return build_allreduce(cx, s, sendbuf, recvbuf, count, th, op); });
     int rc = 0;
     const Datatype *t = check_type(cx, th, count, &rc);
     if (!t)
