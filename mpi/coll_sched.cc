@@ -12,7 +12,6 @@ namespace weft::mpi::coll {
 namespace {
 
 // User-defined operations take the handles above the predefined ones.
-constexpr int kFirstUserOp = 32;
 Table<UserOp> g_user_ops(kFirstUserOp);
 
 // Nonblocking and persistent collectives' tags: above every blocking one.
@@ -21,9 +20,9 @@ constexpr uint32_t kScheduleTags = 1u << 24;
 
 } // namespace
 
-const UserOp *user_op(MPI_Op op)
+const UserOp *find_user_op(MPI_Op op)
 {
-    return op >= kFirstUserOp ? g_user_ops.get(op) : nullptr;
+    return g_user_ops.get(op);
 }
 
 int next_tag(Comm &c)

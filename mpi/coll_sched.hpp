@@ -19,12 +19,18 @@
 
 namespace weft::mpi::coll {
 
-// A user-defined operation (MPI_Op_create); null when op is not one.
+// A user-defined operation (MPI_Op_create); null when op is not one (the
+// predefined ones, below kFirstUserOp, cost one comparison).
 struct UserOp {
     MPI_User_function *fn = nullptr;
     bool commutative = true;
 };
-const UserOp *user_op(MPI_Op op);
+inline constexpr int kFirstUserOp = 32;
+const UserOp *find_user_op(MPI_Op op);
+inline const UserOp *user_op(MPI_Op op)
+{
+    return op >= kFirstUserOp ? find_user_op(op) : nullptr;
+}
 
 // A reduction's working arrays: for a predefined operation the datatype's
 // basic elements in memory layout (as the blocking collectives keep them),

@@ -214,7 +214,7 @@ static void test_outstanding(void)
 }
 
 /* The others start first and see the collective incomplete until rank 0,
- * told after their tests, joins. */
+ * told once all of them are done testing, joins. */
 static void test_late_rank(void)
 {
     if (size < 2)
@@ -230,12 +230,12 @@ static void test_late_rank(void)
             if (flag)
                 break;
         }
-        if (rank == 1)
-            MPI_OK(MPI_Send(&go, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
+        MPI_OK(MPI_Send(&go, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));   /* done testing */
         if (!flag)
             CHECK(test_until_done(&req), "Iallreduce did not complete after rank 0 joined");
     } else {
-        MPI_OK(MPI_Recv(&go, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int r = 1; r < size; r++)   /* joins once every other rank has tested */
+            MPI_OK(MPI_Recv(&go, 1, MPI_INT, r, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         MPI_OK(MPI_Iallreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req));
         MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
     }

@@ -118,6 +118,13 @@ tests_mpi_coll_nb_SOURCES = tests/mpi/coll_nb.c tests/mpi/mtest.h
 tests_mpi_coll_nb_CPPFLAGS = $(mpi_test_cppflags)
 tests_mpi_coll_nb_LDADD = libweft_mpi.la libweft.la
 tests_mpi_coll_nb_LDFLAGS = $(mpi_test_ldflags)
+# A measurement, not a test: how much of MPI_Iallreduce / MPI_Ialltoall
+# hides behind computation (as OSU's overlap column).
+check_PROGRAMS += tests/mpi/nbc_overlap
+tests_mpi_nbc_overlap_SOURCES = tests/mpi/nbc_overlap.c
+tests_mpi_nbc_overlap_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_nbc_overlap_LDADD = libweft_mpi.la libweft.la
+tests_mpi_nbc_overlap_LDFLAGS = $(mpi_test_ldflags)
 
 # Communicators, topologies, attributes:
 
