@@ -138,6 +138,8 @@ void Reducer::combine(std::byte *lower, std::byte *higher, std::byte *dst) const
 Schedule::Schedule(const Comm &c, int tag)
     : context_(c.coll_context()), tag_(tag), rank_(c.rank), size_(c.size), world_(c.world)
 {
+    steps_.reserve(16);   // a small collective's steps, without regrowing
+    scratch_.reserve(4);
 }
 
 std::byte *Schedule::scratch(size_t bytes)
@@ -255,10 +257,12 @@ bool Schedule::test_pending()
     return all;
 }
 
-bool Schedule::advance()
+bool Schedule::advance(bool post_only)
 {
     for (;;) {
         if (waiting_) {
+            if (post_only)
+                return false;
             if (!test_pending() && error_ == WEFT_SUCCESS)
                 return false;
             waiting_ = false;
@@ -313,6 +317,13 @@ namespace {
 class ScheduleOp final : public Operation {
 public:
     explicit ScheduleOp(std::unique_ptr<Schedule> s) : s_(std::move(s)) {}
+    // Posts the first round and lets weft move it once (a send may need a
+    // progress pass to leave); testing it now would only cost more passes.
+    void post()
+    {
+        s_->advance(true);
+        weft_progress();
+    }
     bool progress(MPI_Status *status) override
     {
         if (!s_->advance())
@@ -335,8 +346,9 @@ private:
 int start_schedule(const Ctx &, MPI_Comm h, std::unique_ptr<Schedule> s, MPI_Request *out)
 {
     s->wait();
-    *out = start_operation(std::make_unique<ScheduleOp>(std::move(s)), h);
-    advance_operation(*request(*out));   // post the first round now
+    auto op = std::make_unique<ScheduleOp>(std::move(s));
+    op->post();   // the first round goes out now
+    *out = start_operation(std::move(op), h);
     return MPI_SUCCESS;
 }
 

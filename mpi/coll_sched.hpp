@@ -94,8 +94,10 @@ public:
     // ---- running
     void reset();
     // Posts and tests without blocking; true once every step is done (or
-    // a transfer failed: error() then says how).
-    bool advance();
+    // a transfer failed: error() then says how). post_only: stop at the
+    // first wait without testing (a collective's start: what it posted
+    // cannot be done yet, and testing would only cost a progress pass).
+    bool advance(bool post_only = false);
     int error() const { return error_; }
     // Runs it to the end, progressing weft and the MPI layer's services.
     int run();

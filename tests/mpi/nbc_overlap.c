@@ -1,7 +1,7 @@
 /* nbc_overlap: how much of a nonblocking collective hides behind
  * computation, measured as OSU's osu_iallreduce / osu_ialltoall do:
- *   pure    = time of MPI_I<x> + MPI_Wait
- *   overall = time of MPI_I<x> + compute(pure) + MPI_Wait
+ *   pure    = time of MPI_I<x> + MPI_Wait (median over the iterations)
+ *   overall = time of MPI_I<x> + compute(pure) + MPI_Wait (median)
  *   overlap = 100 * (1 - (overall - compute) / pure), clamped to [0, 100]
  * The computation makes no MPI call (what a program without progress
  * calls sees). Plain MPI: builds with weftcc or another MPI's mpicc.
@@ -14,26 +14,27 @@
 
 static volatile double sink;
 
-/* Busy for about `seconds`, without MPI calls (the clock is read through
- * MPI_Wtime only to calibrate, once per size). */
-static long spins_for(double seconds)
+/* Busy for `seconds` without progressing MPI (MPI_Wtime only reads the
+ * clock), as OSU's compute phase. */
+static void compute(double seconds)
 {
-    long n = 1000;
-    for (;;) {
-        double t0 = MPI_Wtime();
-        for (long i = 0; i < n; i++)
+    double t0 = MPI_Wtime();
+    while (MPI_Wtime() - t0 < seconds)
+        for (int i = 0; i < 50; i++)
             sink += (double)i * 0.5;
-        double dt = MPI_Wtime() - t0;
-        if (dt > 0.01 || n > (1L << 40))
-            return (long)((double)n * seconds / dt);
-        n *= 2;
-    }
 }
 
-static void compute(long spins)
+static int cmp(const void *a, const void *b)
 {
-    for (long i = 0; i < spins; i++)
-        sink += (double)i * 0.5;
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Medians, not means: on a shared host a descheduled iteration is noise. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return v[n / 2];
 }
 
 enum { ALLREDUCE, ALLTOALL };
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
     const int max_doubles = 8192;   /* 64 KiB per block */
     double *s = calloc((size_t)max_doubles * (size_t)size, sizeof(double));
     double *r = calloc((size_t)max_doubles * (size_t)size, sizeof(double));
+    double *t_pure = malloc(sizeof(double) * (size_t)iters), *t_all = malloc(sizeof(double) * (size_t)iters),
+           *t_comp = malloc(sizeof(double) * (size_t)iters);
     const char *names[] = {"Iallreduce", "Ialltoall"};
     if (rank == 0)
         printf("# %d ranks, %d iterations\n# %-10s %8s %10s %10s %10s %8s\n", size, iters, "op", "bytes", "pure_us",
@@ -68,26 +71,25 @@ int main(int argc, char **argv)
                 MPI_Wait(&req, MPI_STATUS_IGNORE);
             }
             MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
             for (int i = 0; i < iters; i++) {
+                double t0 = MPI_Wtime();
                 start(which, s, r, n, &req);
                 MPI_Wait(&req, MPI_STATUS_IGNORE);
+                t_pure[i] = MPI_Wtime() - t0;
             }
-            double pure = (MPI_Wtime() - t0) / iters, max_pure;
+            double pure = median(t_pure, iters), max_pure;
             MPI_Allreduce(&pure, &max_pure, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-            long spins = spins_for(max_pure);
             MPI_Barrier(MPI_COMM_WORLD);
-            double tc = 0, overall;
-            t0 = MPI_Wtime();
             for (int i = 0; i < iters; i++) {
+                double t0 = MPI_Wtime();
                 start(which, s, r, n, &req);
                 double c0 = MPI_Wtime();
-                compute(spins);
-                tc += MPI_Wtime() - c0;
+                compute(max_pure);
+                t_comp[i] = MPI_Wtime() - c0;
                 MPI_Wait(&req, MPI_STATUS_IGNORE);
+                t_all[i] = MPI_Wtime() - t0;
             }
-            overall = (MPI_Wtime() - t0) / iters;
-            tc /= iters;
+            double overall = median(t_all, iters), tc = median(t_comp, iters);
             double ov = 100.0 * (1.0 - (overall - tc) / max_pure), mean_ov;
             if (ov < 0)
                 ov = 0;
@@ -98,8 +100,7 @@ int main(int argc, char **argv)
                 printf("  %-10s %8zu %10.2f %10.2f %10.2f %8.1f\n", names[which], (size_t)n * sizeof(double),
                        max_pure * 1e6, overall * 1e6, tc * 1e6, mean_ov / size);
         }
-    free(s);
-    free(r);
+    free(s), free(r), free(t_pure), free(t_all), free(t_comp);
     MPI_Finalize();
     return 0;
 }
