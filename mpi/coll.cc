@@ -14,9 +14,13 @@
 #include <cstring>
 #include <string>
 
+#include "mpi/coll.hpp"
+#include "mpi/coll_sched.hpp"
 #include "mpi/internal.hpp"
 
 namespace weft::mpi {
+
+using namespace coll;
 
 int coll_isend(const Comm &c, const void *buf, size_t bytes, int to, int tag, weft_request_t *r)
 {
@@ -88,163 +92,6 @@ int barrier(const Comm &c)
 }
 
 namespace {
-
-// ---------------------------------------------------------------- checks
-
-struct Ctx {
-    const char *fn;
-    Comm *c;
-};
-
-#define COLL_COMM(fn, h)                                                                           \
-    MPI_NEED_INIT(fn);                                                                             \
-    Comm *c = comm(h);                                                                             \
-    if (!c)                                                                                        \
-        return raise(nullptr, MPI_ERR_COMM, fn,                                                    \
-                     h == MPI_COMM_NULL ? std::string("the communicator is MPI_COMM_NULL")         \
-                                        : "communicator " + std::to_string(h) + " is not valid");  \
-    [[maybe_unused]] const Ctx cx{fn, c}
-
-int fail(const Ctx &cx, int weft_rc)
-{
-    return raise(cx.c, fail_class(weft_rc), cx.fn,
-                 weft_why(weft_rc));
-}
-
-const Datatype *check_type(const Ctx &cx, MPI_Datatype h, int count, int *rc, const char *which = "datatype")
-{
-    if (count < 0) {
-        *rc = raise(cx.c, MPI_ERR_COUNT, cx.fn, std::string("count ") + std::to_string(count) + " is negative");
-        return nullptr;
-    }
-    const Datatype *t = datatype(h);
-    if (!t) {
-        *rc = raise(cx.c, MPI_ERR_TYPE, cx.fn, std::string(which) + " is not a valid datatype");
-        return nullptr;
-    }
-    if (!t->committed) {
-        *rc = raise(cx.c, MPI_ERR_TYPE, cx.fn, std::string(which) + " is not committed (MPI_Type_commit)");
-        return nullptr;
-    }
-    return t;
-}
-
-int check_root(const Ctx &cx, int root)
-{
-    if (root < 0 || root >= cx.c->size)
-        return raise(cx.c, MPI_ERR_ROOT, cx.fn,
-                     "root " + std::to_string(root) + " is not a rank of the communicator (size " +
-                         std::to_string(cx.c->size) + ")");
-    return MPI_SUCCESS;
-}
-
-int check_counts(const Ctx &cx, const int counts[], const int displs[], const char *what)
-{
-    if (!counts || (displs == nullptr))
-        return raise(cx.c, MPI_ERR_ARG, cx.fn, std::string(what) + " counts or displacements are NULL");
-    for (int i = 0; i < cx.c->size; ++i)
-        if (counts[i] < 0)
-            return raise(cx.c, MPI_ERR_COUNT, cx.fn,
-                         std::string(what) + "counts[" + std::to_string(i) + "] = " + std::to_string(counts[i]) +
-                             " is negative");
-    return MPI_SUCCESS;
-}
-
-// ---------------------------------------------------------------- typed blocks
-
-std::byte *at(void *buf, std::ptrdiff_t elements, const Datatype &t)
-{
-    return static_cast<std::byte *>(buf) + elements * t.extent();
-}
-const std::byte *at(const void *buf, std::ptrdiff_t elements, const Datatype &t)
-{
-    return static_cast<const std::byte *>(buf) + elements * t.extent();
-}
-
-// Copies scount of st at src into rcount of rt at dst (same type signature).
-void copy_typed(const void *src, int scount, const Datatype &st, void *dst, int rcount, const Datatype &rt)
-{
-    const size_t bytes = std::min(st.size * static_cast<size_t>(scount), rt.size * static_cast<size_t>(rcount));
-    if (st.contiguous(scount) && rt.contiguous(rcount)) {
-        std::memmove(static_cast<std::byte *>(dst) + rt.data_offset,
-                     static_cast<const std::byte *>(src) + st.data_offset, bytes);
-        return;
-    }
-    std::vector<std::byte> tmp(st.size * static_cast<size_t>(scount));
-    pack(src, scount, st, tmp.data());
-    unpack(tmp.data(), bytes, dst, rcount, rt);
-}
-
-// A block to send or receive, packed when the datatype is not contiguous.
-struct Xfer {
-    Wire w;
-    void *buf = nullptr;
-    int count = 0;
-    const Datatype *t = nullptr;
-    bool recv = false;
-    void for_send(const void *b, int n, const Datatype &dt)
-    {
-        wire_for_send(b, n, dt, &w);
-    }
-    void for_recv(void *b, int n, const Datatype &dt)
-    {
-        buf = b;
-        count = n;
-        t = &dt;
-        recv = true;
-        wire_for_recv(b, n, dt, &w);
-    }
-    void done()
-    {
-        if (recv)
-            wire_finish_recv(w, w.bytes, buf, count, *t);
-    }
-};
-
-// ---------------------------------------------------------------- reductions
-
-// A reduction's working array: n basic elements of the type, in memory
-// layout, either the user's buffer itself or a dense copy.
-int reduction_shape(const Ctx &cx, const Datatype &t, int count, MPI_Op op, size_t *n, size_t *elem)
-{
-    if (op < MPI_MAX || op > MPI_MAXLOC)
-        return raise(cx.c, MPI_ERR_OP, cx.fn, std::string(op_name(op)) + " (" + std::to_string(op) +
-                                                  ") is not a reduction operation of the subset");
-    if (t.basic == Basic::None || t.basic == Basic::Mixed || t.basic_size == 0 || !op_valid_for(op, t.basic))
-        return raise(cx.c, MPI_ERR_OP, cx.fn,
-                     std::string(op_name(op)) + " is not defined for " +
-                         (t.name.empty() ? std::string("this datatype") : t.name) +
-                         (t.basic == Basic::Mixed ? " (a struct of different basic types)" : ""));
-    const size_t per = t.size / t.basic_size;
-    const bool dense = t.predefined || (t.contiguous(count) && t.basic_size == t.basic_extent);
-    if (!dense && t.basic_size != t.basic_extent)
-        return raise(cx.c, MPI_ERR_TYPE, cx.fn,
-                     "reductions on non-contiguous datatypes of padded pairs are not supported; use the "
-                     "predefined pair type with a contiguous buffer");
-    *n = per * static_cast<size_t>(count);
-    *elem = t.basic_extent;
-    return MPI_SUCCESS;
-}
-
-// In: the dense bytes of count elements of t at buf (copied out).
-void load(const void *buf, int count, const Datatype &t, std::vector<std::byte> &out, size_t bytes)
-{
-    out.resize(bytes);
-    if (t.predefined || t.contiguous(count))
-        std::memcpy(out.data(), static_cast<const std::byte *>(buf) + t.data_offset,
-                    bytes);
-    else
-        pack(buf, count, t, out.data());
-}
-
-void store(const std::vector<std::byte> &in, void *buf, int count, const Datatype &t)
-{
-    if (t.predefined || t.contiguous(count))
-        std::memcpy(static_cast<std::byte *>(buf) + t.data_offset, in.data(),
-                    in.size());
-    else
-        unpack(in.data(), in.size(), buf, count, t);
-}
 
 int reduce_to(const Comm &c, std::vector<std::byte> &acc, MPI_Op op, Basic b, size_t n, int root, int tag)
 {
@@ -331,6 +178,10 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
     const Datatype *t = check_type(cx, th, count, &rc);
     if (!t)
         return rc;
+    if (const UserOp *u = user_op(op)) {   // the user's function, on the user's buffers
+        u->fn(const_cast<void *>(inbuf), inoutbuf, &count, &th);
+        return MPI_SUCCESS;
+    }
     size_t n, elem;
     if ((rc = reduction_shape(cx, *t, count, op, &n, &elem)))
         return rc;
@@ -346,6 +197,10 @@ WEFT_MPI_WEAK(Reduce)
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, int root, MPI_Comm h)
 {
     COLL_COMM("MPI_Reduce", h);
+    if (user_op(op))   // a schedule applies user-defined operations in rank order (coll_build.cc)
+        return run_schedule(cx, kTagUserReduce, [&](Schedule &s) {
+            return build_reduce(cx, s, sendbuf, recvbuf, count, th, op, root);
+        });
     int rc = 0;
     const Datatype *t = check_type(cx, th, count, &rc);
     if (!t)
@@ -371,6 +226,9 @@ WEFT_MPI_WEAK(Allreduce)
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h)
 {
     COLL_COMM("MPI_Allreduce", h);
+    if (user_op(op))
+        return run_schedule(cx, kTagUserAllreduce,
+                            [&](Schedule &s) { return build_allreduce(cx, s, sendbuf, recvbuf, count, th, op); });
     int rc = 0;
     const Datatype *t = check_type(cx, th, count, &rc);
     if (!t)

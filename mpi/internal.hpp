@@ -178,6 +178,8 @@ struct Comm {
         return w < local.size() ? local[w] : -1;
     }
     uint32_t coll_context() const { return context + 1; }
+    // Nonblocking and persistent collectives begun on it: their tags (coll_sched).
+    uint32_t schedules_begun = 0;
 };
 
 extern Table<Comm> g_comms;
@@ -230,6 +232,13 @@ struct Operation {
     // MPI_Cancel: true when it was cancelled (progress then completes it
     // with the status saying so); false when it cannot be.
     virtual bool cancel() { return false; }
+    // Persistent operations (MPI-4's MPI_*_init collectives): the request
+    // stays after each completion, inactive, until MPI_Start calls start()
+    // (an MPI error class) to run it again; active from then until a wait
+    // or test reports its completion.
+    bool persistent = false;
+    bool active = false;
+    virtual int start() { return MPI_ERR_REQUEST; }
 };
 
 struct Request {
@@ -316,6 +325,14 @@ void keep_in_background(weft_request_t req, std::vector<std::byte> data);
 MPI_Request start_operation(std::unique_ptr<Operation> op, MPI_Comm c);
 // Advances r once if it is an operation; true when r is complete (Done).
 bool advance_operation(Request &r);
+// A persistent operation's request, inactive (Kind::Done, empty status)
+// until activate_operation (after op->start()) makes it run.
+MPI_Request persistent_operation(std::unique_ptr<Operation> op, MPI_Comm c);
+void activate_operation(Request &r);
+inline bool inactive_persistent(const Request &r)
+{
+    return r.kind == Request::Kind::Done && r.op && r.op->persistent && !r.op->active;
+}
 
 // Work every blocking wait of the MPI layer does between progress passes:
 // the one-sided layer's passive-target service while windows are open, the

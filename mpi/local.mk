@@ -19,7 +19,7 @@ libweft_mpi_la_SOURCES = \
 libweft_mpi_la_SOURCES +=
 
 # Collectives (blocking, nonblocking, persistent) and operations:
-libweft_mpi_la_SOURCES +=
+libweft_mpi_la_SOURCES += mpi/coll.hpp mpi/coll_sched.hpp mpi/coll_sched.cc mpi/coll_build.cc mpi/coll_nb.cc
 
 # Communicators, groups, topologies, neighbourhood collectives, attributes:
 libweft_mpi_la_SOURCES +=

@@ -99,6 +99,12 @@ int complete(MPI_Request *h, Request &r, const weft_msg_status_t &ws, MPI_Status
 {
     const int cls = finish_request(r, ws, status);
     const MPI_Comm ch = r.comm;
+    if (r.op && r.op->persistent) {   // reported once; the request stays, inactive
+        r.op->active = false;
+        empty_status(&r.done_status);
+        r.done_status.MPI_SOURCE = MPI_ANY_SOURCE;
+        return cls == MPI_SUCCESS || !raise_errors ? cls : raise(comm(ch), cls, fn, "the collective failed");
+    }
     const bool recv = r.kind == Request::Kind::Recv;
     const size_t posted = r.wire.bytes;
     free_request(*h);
@@ -152,9 +158,31 @@ bool advance_operation(Request &r)
         return false;
     r.kind = Request::Kind::Done;
     r.done_status = st;
-    r.op.reset();
+    if (!r.op->persistent)
+        r.op.reset();
     forget_operation(r.index + 1);
     return true;
+}
+
+MPI_Request persistent_operation(std::unique_ptr<Operation> op, MPI_Comm c)
+{
+    Request *r;
+    const MPI_Request h = new_request(&r);
+    r->kind = Request::Kind::Done;
+    empty_status(&r->done_status);
+    r->done_status.MPI_SOURCE = MPI_ANY_SOURCE;
+    r->comm = c;
+    r->op = std::move(op);
+    r->op->persistent = true;
+    return h;
+}
+
+void activate_operation(Request &r)
+{
+    r.kind = Request::Kind::Op;
+    r.op->active = true;
+    g_active_ops.push_back(r.index + 1);
+    add_service(progress_operations);
 }
 
 MPI_Request grow_requests(Request **out)
@@ -234,6 +262,9 @@ int wait_serving(weft_request_t *r, weft_msg_status_t *st)
         int rc = weft_test(r, &done, st);
         if (done || rc != WEFT_SUCCESS)
             return rc;
+        // The last active operation removes its service when it completes.
+        if (!g_service)
+            return weft_wait(r, st);
         g_service();
     }
 }
@@ -332,6 +363,8 @@ int sweep(int n, MPI_Request reqs[], int limit, int indices[], MPI_Status status
         if (reqs[i] == MPI_REQUEST_NULL)
             continue;
         Request *r = request(reqs[i]);
+        if (inactive_persistent(*r))
+            continue;
         weft_msg_status_t ws{};
         int rc;
         if (!test_one(*r, &ws, &rc))
@@ -353,7 +386,7 @@ int sweep(int n, MPI_Request reqs[], int limit, int indices[], MPI_Status status
 bool all_null(int n, const MPI_Request reqs[])
 {
     for (int i = 0; i < n; ++i)
-        if (reqs[i] != MPI_REQUEST_NULL)
+        if (reqs[i] != MPI_REQUEST_NULL && !inactive_persistent(*request(reqs[i])))
             return false;
     return true;
 }
@@ -551,6 +584,8 @@ int PMPI_Request_free(MPI_Request *h)
         add_service(progress_operations);
     } else if (r->kind != Request::Kind::Done) {
         weft_request_free(&r->req);
+    } else {
+        r->op.reset();   // an inactive persistent operation's schedule
     }
     free_request(*h);
     *h = MPI_REQUEST_NULL;

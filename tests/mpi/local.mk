@@ -109,6 +109,22 @@ EXTRA_DIST += tests/mpi/suite.sh tests/mpi/wrapper.sh tests/mpi/pmpi.sh tests/mp
 # Point-to-point, requests, threads, environment:
 
 # Collectives:
+check_PROGRAMS += tests/mpi/coll_ops tests/mpi/coll_nb
+tests_mpi_coll_ops_SOURCES = tests/mpi/coll_ops.c tests/mpi/mtest.h
+tests_mpi_coll_ops_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_coll_ops_LDADD = libweft_mpi.la libweft.la
+tests_mpi_coll_ops_LDFLAGS = $(mpi_test_ldflags)
+tests_mpi_coll_nb_SOURCES = tests/mpi/coll_nb.c tests/mpi/mtest.h
+tests_mpi_coll_nb_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_coll_nb_LDADD = libweft_mpi.la libweft.la
+tests_mpi_coll_nb_LDFLAGS = $(mpi_test_ldflags)
+# A measurement, not a test: how much of MPI_Iallreduce / MPI_Ialltoall
+# hides behind computation (as OSU's overlap column).
+check_PROGRAMS += tests/mpi/nbc_overlap
+tests_mpi_nbc_overlap_SOURCES = tests/mpi/nbc_overlap.c
+tests_mpi_nbc_overlap_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_nbc_overlap_LDADD = libweft_mpi.la libweft.la
+tests_mpi_nbc_overlap_LDFLAGS = $(mpi_test_ldflags)
 
 # Communicators, topologies, attributes:
 

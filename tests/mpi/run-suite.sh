@@ -43,6 +43,8 @@ pmpi_count       1
 # (p2p, requests, threads, environment)
 
 # (collectives)
+coll_ops         1
+coll_nb          1
 
 # (communicators, topologies, attributes)
 
