@@ -2,9 +2,9 @@
 // framework repository (Framework::init over the build tree), initializes
 // its modules, records every upcall, and drives progress with bounded waits.
 // tests/unit/btl_conformance_test.cc runs the same suite through it against
-// every transport in conformance_transports().
+// every transport in its kTransports list.
 //
-// Adding a transport: append a TransportTraits to the list in
+// Adding a transport: append a TransportTraits to kTransports in
 // btl_conformance_test.cc. A transport that reaches its own process
 // (PeerMode::loopback, like self) runs the data-path tests on an endpoint to
 // itself. A transport that needs another process (PeerMode::other_process:
