@@ -9,6 +9,8 @@ unit_test_sources += tests/unit/btl_harness.hpp tests/unit/btl_harness.cc \
 	tests/unit/btl_conformance_test.cc
 # A btl built against a smaller btl.h (tests/components/old_abi_component.c).
 unit_test_sources += tests/unit/btl_abi_test.cc
+# The C++ base every btl is written on (framework/include/weft/btl_base.hpp).
+unit_test_sources += tests/unit/btl/btl_base_test.cc
 
 if WEFT_HAVE_GTEST
 check_PROGRAMS += tests/unit/weft_unit_tests

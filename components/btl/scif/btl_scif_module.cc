@@ -17,6 +17,7 @@
 namespace weft::btl_scif {
 
 namespace sc = weft::scif;
+using weft::btl::write_reason;
 
 namespace {
 
@@ -31,12 +32,6 @@ constexpr int kDeliverBudget = 64;
 // Queued large-send bytes per endpoint before send() says WEFT_ERR_AGAIN.
 constexpr size_t kMaxPendingBytes = size_t{256} << 20;
 
-void say(char *why, size_t why_len, const char *fmt, unsigned a = 0, unsigned b = 0)
-{
-    if (why && why_len > 0)
-        std::snprintf(why, why_len, fmt, a, b);
-}
-
 std::span<const std::byte> bytes(const void *p, size_t n)
 {
     return {static_cast<const std::byte *>(p), n};
@@ -46,12 +41,8 @@ std::span<const std::byte> bytes(const void *p, size_t n)
 
 ScifModule::ScifModule(const weft_host_t *host, const weft_btl_component_t *component,
                        const ScifConfig &config)
-    : host_(host), config_(config)
+    : ModuleBase(component), host_(host), config_(config)
 {
-    c_.size = sizeof c_;
-    c_.component = component;
-    c_.ops = &kScifModuleOps;
-    c_.caps.size = sizeof c_.caps;
     // Expected values; weft_bench measures the real ones.
     c_.caps.latency_us = 0.2;
     c_.caps.bandwidth_mbs = 12000.0;
@@ -165,61 +156,29 @@ void ScifModule::refuse_endpoint(ScifEndpoint &ep, const std::string &why)
     finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
 }
 
-ScifModule *ScifModule::from(weft_btl_module_t *m)
-{
-    if (!m || m->ops != &kScifModuleOps)
-        return nullptr;
-    return static_cast<ScifModule *>(m->module_ctx);
-}
-
-ScifEndpoint *ScifModule::endpoint(weft_btl_endpoint_t *ep)
-{
-    ScifModule *m = ep ? from(ep->module) : nullptr;
-    if (!m)
-        return nullptr;
-    ScifEndpoint *e;
-    if (ep == m->last_handle_) {
-        e = m->last_endpoint_;   // the usual case: the same peer as last time
-    } else {
-        const auto it = m->by_handle_.find(ep);
-        if (it == m->by_handle_.end())
-            return nullptr;
-        e = it->second;
-        m->last_handle_ = ep;
-        m->last_endpoint_ = e;
-    }
-    return e->phase == EpPhase::dead && e->c.state == WEFT_BTL_EP_CLOSED ? nullptr : e;
-}
-
-void ScifModule::add_endpoint(std::unique_ptr<ScifEndpoint> ep)
-{
-    by_handle_[&ep->c] = ep.get();
-    endpoints_.push_back(std::move(ep));
-}
-
 int ScifModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const
 {
     if (!peer) {
-        say(why, why_len, "btl/scif: no peer description");
+        write_reason(why, why_len, "btl/scif: no peer description");
         return 0;
     }
     if (peer->peer_class == WEFT_PEER_SELF) {
-        say(why, why_len, "btl/scif: rank %u is this process; btl/self serves it", peer->rank);
+        write_reason(why, why_len, "btl/scif: rank %u is this process; btl/self serves it", peer->rank);
         return 0;
     }
     if (peer->peer_class != WEFT_PEER_SAME_NODE) {
-        say(why, why_len, "btl/scif: rank %u is on another node; scif reaches only this node",
+        write_reason(why, why_len, "btl/scif: rank %u is on another node; scif reaches only this node",
             peer->rank);
         return 0;
     }
     Card card;
     if (!parse_card(peer->card, peer->card_len, &card)) {
-        say(why, why_len, "btl/scif: rank %u published no scif card (btl/scif not running there)",
+        write_reason(why, why_len, "btl/scif: rank %u published no scif card (btl/scif not running there)",
             peer->rank);
         return 0;
     }
     if (card.uid != static_cast<uint32_t>(geteuid())) {
-        say(why, why_len, "btl/scif: rank %u runs as uid %u; scif connects processes of one user",
+        write_reason(why, why_len, "btl/scif: rank %u runs as uid %u; scif connects processes of one user",
             peer->rank, card.uid);
         return 0;
     }
@@ -227,7 +186,7 @@ int ScifModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len
     // --explain asks about a same-node peer with this process's card).
     const bool other_rank = c_.process && peer->rank != c_.process->rank;
     if (card.pid == static_cast<uint32_t>(getpid()) && card.port == port_ && !other_rank) {
-        say(why, why_len, "btl/scif: rank %u is this process; btl/self serves it", peer->rank);
+        write_reason(why, why_len, "btl/scif: rank %u is this process; btl/self serves it", peer->rank);
         return 0;
     }
     return 1;
@@ -313,7 +272,7 @@ int ScifModule::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
         ep->c.state = WEFT_BTL_EP_FAILED;
     }
     *out = &ep->c;
-    add_endpoint(std::move(ep));
+    endpoints_.push_back(std::move(ep));
     return WEFT_SUCCESS;
 }
 
@@ -937,7 +896,7 @@ void ScifModule::accept_new(int *events)
         ep->epd = epd;
         ep->phase = EpPhase::awaiting_hello;
         ep->hello_deadline = std::chrono::steady_clock::now() + handshake_timeout();
-        add_endpoint(std::move(ep));
+        endpoints_.push_back(std::move(ep));
         ++*events;
     }
 }
@@ -946,14 +905,8 @@ void ScifModule::reap()
 {
     // FAILED endpoints stay (operations on them fail) until disconnect();
     // refused ones were never announced.
-    std::erase_if(endpoints_, [this](const std::unique_ptr<ScifEndpoint> &e) {
-        const bool gone = e->phase == EpPhase::dead && e->reported && e->c.state != WEFT_BTL_EP_FAILED;
-        if (gone) {
-            by_handle_.erase(&e->c);
-            if (last_handle_ == &e->c)
-                last_handle_ = nullptr;
-        }
-        return gone;
+    std::erase_if(endpoints_, [](const std::unique_ptr<ScifEndpoint> &e) {
+        return e->phase == EpPhase::dead && e->reported && e->c.state != WEFT_BTL_EP_FAILED;
     });
 }
 
@@ -1098,10 +1051,11 @@ int ScifModule::mem_register(void *addr, size_t len, weft_btl_reg_t *reg)
 
 int ScifModule::mem_deregister(weft_btl_reg_t *reg) { return reg ? WEFT_SUCCESS : WEFT_ERR_BAD_PARAM; }
 
-int ScifModule::rdma(ScifEndpoint &ep, bool is_put, std::byte *local, size_t len,
+int ScifModule::rdma(ScifEndpoint &ep, bool is_put, void *local_ptr, size_t len,
                      uint64_t remote_addr, const void *rkey, size_t rkey_len,
                      weft_btl_rdma_cb_t cb, void *cb_ctx)
 {
+    auto *local = static_cast<std::byte *>(local_ptr);
     if (ep.closing || ep.phase == EpPhase::dead)
         return WEFT_ERR_UNREACHABLE;
     if (ep.phase != EpPhase::connected)

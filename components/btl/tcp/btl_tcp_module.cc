@@ -14,6 +14,8 @@
 
 namespace weft::btl_tcp {
 
+using weft::btl::write_reason;
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -29,12 +31,6 @@ constexpr int kMaxEvents = 64;
 constexpr unsigned kEpollEvery = 4, kEpollEveryBusy = 64, kDirectMaxEndpoints = 8;
 // How long a closed link waits for the peer's end before it is dropped.
 constexpr auto kLinger = std::chrono::seconds(5);
-
-void write_reason(char *why, size_t why_len, const std::string &text)
-{
-    if (why && why_len > 0)
-        std::snprintf(why, why_len, "%s", text.c_str());
-}
 
 sockaddr_storage to_sockaddr(const CardEntry &e, socklen_t *len)
 {
@@ -85,19 +81,12 @@ size_t sysctl_size(const char *path)
     return ok ? static_cast<size_t>(v) : SIZE_MAX;
 }
 
-static_assert(std::is_standard_layout_v<TcpEndpoint> && offsetof(TcpEndpoint, c) == 0,
-              "the C endpoint must convert back to TcpEndpoint");
-
 } // namespace
 
 TcpModule::TcpModule(const weft_host_t *host, const weft_btl_component_t *component,
                      const TcpConfig &config, const Chosen &iface, Identity *identity)
-    : host_(host), config_(config), iface_(iface), identity_(identity)
+    : ModuleBase(component), host_(host), config_(config), iface_(iface), identity_(identity)
 {
-    c_.size = sizeof c_;
-    c_.component = component;
-    c_.ops = &kTcpModuleOps;
-    c_.caps.size = sizeof c_.caps;
     // Loopback: a kernel copy each way; a NIC: what a 10G-class link gives.
     c_.caps.latency_us = iface.loopback ? 8.0 : 20.0;
     c_.caps.bandwidth_mbs = iface.loopback ? 4000.0 : 1250.0;
@@ -155,10 +144,10 @@ void TcpModule::close_handshake(Handshake &hs, const std::string &why)
 std::string TcpModule::open(uint16_t *port)
 {
     const auto *sa = reinterpret_cast<const sockaddr *>(&iface_.addr.addr);
-    epfd_ = Fd(epoll_create1(EPOLL_CLOEXEC));
+    epfd_ = UniqueFd(epoll_create1(EPOLL_CLOEXEC));
     if (!epfd_)
         return std::string("epoll_create1 failed: ") + std::strerror(errno);
-    listener_ = Fd(::socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    listener_ = UniqueFd(::socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!listener_)
         return std::string("socket failed: ") + std::strerror(errno);
     sockaddr_storage bind_to = iface_.addr.addr;
@@ -245,24 +234,24 @@ const CardEntry *TcpModule::match(const weft_btl_peer_t *peer, const Card &card,
 int TcpModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const
 {
     if (!WEFT_HAS_MEMBER(peer, weft_btl_peer_t, card_len)) {
-        write_reason(why, why_len, std::string(c_.name) + ": no usable peer description");
+        write_reason(why, why_len, "%s: no usable peer description", c_.name);
         return 0;
     }
     const std::string who = "rank " + std::to_string(peer->rank) + " on " +
                             (peer->hostname ? peer->hostname : "?");
     if (!peer->card || peer->card_len == 0) {
-        write_reason(why, why_len, std::string(c_.name) + ": " + who + " published no btl/tcp card");
+        write_reason(why, why_len, "%s: %s published no btl/tcp card", c_.name, who.c_str());
         return 0;
     }
     Card card;
     if (std::string bad = decode_card(std::span(static_cast<const std::byte *>(peer->card), peer->card_len), &card);
         !bad.empty()) {
-        write_reason(why, why_len, std::string(c_.name) + ": card of " + who + ": " + bad);
+        write_reason(why, why_len, "%s: card of %s: %s", c_.name, who.c_str(), bad.c_str());
         return 0;
     }
     std::string reason;
     if (!match(peer, card, &reason)) {
-        write_reason(why, why_len, reason + " (" + who + ")");
+        write_reason(why, why_len, "%s (%s)", reason.c_str(), who.c_str());
         return 0;
     }
     return 1;
@@ -375,7 +364,7 @@ int TcpModule::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
         hs->deadline = ep.deadline;
         hello.link = i;
         encode_hello(hello, hs->buf);
-        hs->fd = Fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+        hs->fd = UniqueFd(::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
         const int rc = hs->fd ? ::connect(hs->fd.get(), reinterpret_cast<sockaddr *>(&ss), len) : -1;
         if (rc != 0 && errno != EINPROGRESS) {
             // Reported from progress(), like every state change.
@@ -402,7 +391,7 @@ void TcpModule::on_listener()
         if (fd < 0)
             return;
         auto hs = std::make_unique<Handshake>();
-        hs->fd = Fd(fd);
+        hs->fd = UniqueFd(fd);
         hs->from = peer_text(ss);
         hs->deadline = Clock::now() + std::chrono::milliseconds(static_cast<long>(config_.handshake_timeout * 1000));
         tune(fd);
@@ -474,7 +463,7 @@ void TcpModule::unwatch_first_links()
             unwatch_link(*ep->slots[0]);
 }
 
-void TcpModule::adopt(TcpEndpoint &ep, unsigned link, Fd fd)
+void TcpModule::adopt(TcpEndpoint &ep, unsigned link, UniqueFd fd)
 {
     LinkSlot &slot = *ep.slots[link];
     slot.link = std::make_unique<Link>(std::move(fd), config_.max_send);
@@ -723,7 +712,7 @@ int TcpModule::frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct io
     return WEFT_ERR_AGAIN;
 }
 
-int TcpModule::send(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags)
+int TcpModule::sendx(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags)
 {
     if (iovcnt < 0 || (iovcnt > 0 && !iov) || (flags & ~uint32_t{WEFT_BTL_SEND_UNORDERED}) != 0)
         return WEFT_ERR_BAD_PARAM;
@@ -823,7 +812,7 @@ void TcpModule::after_io(TcpEndpoint &ep)
     });
     for (auto &slot : ep.slots) {
         unwatch_link(*slot);
-        Fd fd = slot->link->release();
+        UniqueFd fd = slot->link->release();
         slot->link.reset();
         ::shutdown(fd.get(), SHUT_WR);
         lingering_.push_back({std::move(fd), Clock::now() + kLinger,
