@@ -67,10 +67,10 @@ tests/fuzz/engine_wire_fuzz: $(srcdir)/tests/fuzz/engine_wire_fuzz.cc $(srcdir)/
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/runtime $(srcdir)/tests/fuzz/engine_wire_fuzz.cc \
 	  $(srcdir)/runtime/engine/wire.cc -o $@
 tests/fuzz/scif_ctrl_fuzz: $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc $(srcdir)/components/btl/scif/scif_ctrl.cc \
-	  $(srcdir)/components/btl/scif/btl_scif_card.cc
+	  $(srcdir)/components/btl/scif/btl_scif_wire.cc
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/scif $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc \
-	  $(srcdir)/components/btl/scif/scif_ctrl.cc $(srcdir)/components/btl/scif/btl_scif_card.cc -o $@
+	  $(srcdir)/components/btl/scif/scif_ctrl.cc $(srcdir)/components/btl/scif/btl_scif_wire.cc -o $@
 tests/fuzz/udcm_wire_fuzz: $(srcdir)/tests/fuzz/udcm_wire_fuzz.cc $(srcdir)/components/btl/openib/cpc/udcm_wire.cc
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/openib/cpc $(srcdir)/tests/fuzz/udcm_wire_fuzz.cc \

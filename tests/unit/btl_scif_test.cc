@@ -17,7 +17,7 @@
 
 #include "../runtime/scif_raw.hpp"
 #include "btl_harness.hpp"
-#include "btl_scif_card.hpp"
+#include "btl_scif_wire.hpp"
 #include "no_process_vm.hpp"
 
 using namespace weft::test::btl;

@@ -47,7 +47,7 @@
 
 #include <weft/btl_base.hpp>
 
-#include "btl_scif_card.hpp"
+#include "btl_scif_wire.hpp"
 
 namespace weft::btl_scif {
 
