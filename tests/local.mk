@@ -66,11 +66,11 @@ tests/fuzz/engine_wire_fuzz: $(srcdir)/tests/fuzz/engine_wire_fuzz.cc $(srcdir)/
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/runtime $(srcdir)/tests/fuzz/engine_wire_fuzz.cc \
 	  $(srcdir)/runtime/engine/wire.cc -o $@
-tests/fuzz/scif_ctrl_fuzz: $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc $(srcdir)/components/btl/scif/scif_ctrl.cc \
+tests/fuzz/scif_ctrl_fuzz: $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc $(srcdir)/components/btl/scif/lib/scif_ctrl.cc \
 	  $(srcdir)/components/btl/scif/btl_scif_wire.cc
 	@$(MKDIR_P) tests/fuzz
-	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/scif $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc \
-	  $(srcdir)/components/btl/scif/scif_ctrl.cc $(srcdir)/components/btl/scif/btl_scif_wire.cc -o $@
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/scif -I$(srcdir)/components/btl/scif/lib $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc \
+	  $(srcdir)/components/btl/scif/lib/scif_ctrl.cc $(srcdir)/components/btl/scif/btl_scif_wire.cc -o $@
 tests/fuzz/udcm_wire_fuzz: $(srcdir)/tests/fuzz/udcm_wire_fuzz.cc $(srcdir)/components/btl/openib/cpc/udcm_wire.cc
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/openib/cpc $(srcdir)/tests/fuzz/udcm_wire_fuzz.cc \
@@ -87,9 +87,9 @@ CLEANFILES += tests/fuzz/tcp_frame_fuzz tests/fuzz/engine_wire_fuzz tests/fuzz/s
 # btl/scif: its SCIF library directly, and its module in two processes.
 if WEFT_BUILD_btl_scif
 unit_test_sources += tests/unit/scif_api_test.cc tests/unit/scif_errors_test.cc tests/unit/btl_scif_test.cc \
-	tests/unit/scif_ctrl_test.cc components/btl/scif/scif_ctrl.cc tests/unit/no_process_vm.hpp \
-	tests/unit/scif_ring_test.cc components/btl/scif/scif_ring.cc
-unit_test_cppflags += -I$(top_srcdir)/components/btl/scif
+	tests/unit/scif_ctrl_test.cc components/btl/scif/lib/scif_ctrl.cc tests/unit/no_process_vm.hpp \
+	tests/unit/scif_ring_test.cc components/btl/scif/lib/scif_ring.cc
+unit_test_cppflags += -I$(top_srcdir)/components/btl/scif -I$(top_srcdir)/components/btl/scif/lib
 unit_test_ldadd += $(top_builddir)/components/btl/scif/libweft_scif.la
 endif
 

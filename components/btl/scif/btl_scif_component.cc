@@ -1,5 +1,5 @@
 // btl/scif: the on-node transport over the SCIF-like library of this
-// directory (weft/scif.h). This file holds the component entry points and
+// directory (lib/weft/scif.h). This file holds the component entry points and
 // parameters; the module is btl_scif_module.*, the library scif_*.
 #include <sys/mman.h>
 #include <unistd.h>
