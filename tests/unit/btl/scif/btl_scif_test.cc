@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "../runtime/scif_raw.hpp"
-#include "btl_harness.hpp"
+#include "../../../runtime/scif_raw.hpp"
+#include "../btl_harness.hpp"
 #include "btl_scif_wire.hpp"
 #include "no_process_vm.hpp"
 
