@@ -61,6 +61,16 @@ struct Identity {
 struct TcpEndpoint;
 class TcpModule;
 
+// Shared by the module's sources (btl_tcp_module.cc, _connect.cc, _data.cc).
+using Clock = std::chrono::steady_clock;
+// epoll tags: the low bits of an (8-aligned) object pointer say what it is.
+inline constexpr uintptr_t kTagListener = 0, kTagHandshake = 1, kTagEndpoint = 2, kTagMask = 7;
+// How long a closed link waits for the peer's end before it is dropped.
+inline constexpr auto kLinger = std::chrono::seconds(5);
+
+// The socket address of a card entry (*len: its length).
+sockaddr_storage to_sockaddr(const CardEntry &e, socklen_t *len);
+
 // A connection in its handshake, either direction.
 struct Handshake {
     UniqueFd fd;
@@ -243,5 +253,15 @@ private:
     size_t messages_in_ = 0;            // messages handed to the runtime
     size_t rmem_max_ = SIZE_MAX, wmem_max_ = SIZE_MAX;   // what SO_RCVBUF/SO_SNDBUF may ask
 };
+
+// In the header: every source of the module logs. Callers pass a callable
+// that builds the text: nothing is built unless debug output is on.
+template <class Text>
+void TcpModule::debug(Text &&text) const
+{
+    const auto *self = &c_.component->base;
+    if (host_->log_enabled(self, WEFT_LOG_DEBUG))
+        host_->log(self, WEFT_LOG_DEBUG, "%s: %s", c_.name, std::string(text()).c_str());
+}
 
 } // namespace weft::btl_tcp
