@@ -75,6 +75,12 @@ enum MsgType : uint8_t {
     kRdvDone = 8,     // payload: u64 cookie of an RdvDesc read: its copy may go
 };
 
+// A byte view of n bytes at p (the rings take spans).
+inline std::span<const std::byte> bytes(const void *p, size_t n)
+{
+    return {static_cast<const std::byte *>(p), n};
+}
+
 struct RdvDesc {
     uint64_t addr;
     uint64_t len;
