@@ -4,11 +4,13 @@ include $(srcdir)/tests/components/local.mk
 include $(srcdir)/tests/runtime/local.mk
 include $(srcdir)/tests/mpi/local.mk
 # The btl conformance suite, run against every btl transport of this tree
-# through the real repository (tests/unit/btl_harness.hpp).
-unit_test_sources += tests/unit/btl_harness.hpp tests/unit/btl_harness.cc \
-	tests/unit/btl_conformance_test.cc
+# through the real repository (tests/unit/btl/btl_harness.hpp).
+unit_test_sources += tests/unit/btl/btl_harness.hpp tests/unit/btl/btl_harness.cc \
+	tests/unit/btl/btl_conformance_test.cc
 # A btl built against a smaller btl.h (tests/components/old_abi_component.c).
-unit_test_sources += tests/unit/btl_abi_test.cc
+unit_test_sources += tests/unit/btl/btl_abi_test.cc
+# The C++ base every btl is written on (framework/include/weft/btl_base.hpp).
+unit_test_sources += tests/unit/btl/btl_base_test.cc
 
 if WEFT_HAVE_GTEST
 check_PROGRAMS += tests/unit/weft_unit_tests
@@ -43,7 +45,7 @@ AM_TESTS_ENVIRONMENT += \
 # btl/tcp: its wire parsers and interface choice are tested directly (they
 # are pure functions); the rest through the conformance suite and
 # btl_tcp_peer_test.cc.
-unit_test_sources += tests/unit/btl_tcp_wire_test.cc tests/unit/btl_tcp_peer_test.cc \
+unit_test_sources += tests/unit/btl/tcp/btl_tcp_wire_test.cc tests/unit/btl/tcp/btl_tcp_peer_test.cc \
 	components/btl/tcp/btl_tcp_wire.cc components/btl/tcp/btl_tcp_iface.cc
 unit_test_cppflags += -I$(top_srcdir)/components/btl/tcp
 
@@ -64,11 +66,11 @@ tests/fuzz/engine_wire_fuzz: $(srcdir)/tests/fuzz/engine_wire_fuzz.cc $(srcdir)/
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/runtime $(srcdir)/tests/fuzz/engine_wire_fuzz.cc \
 	  $(srcdir)/runtime/engine/wire.cc -o $@
-tests/fuzz/scif_ctrl_fuzz: $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc $(srcdir)/components/btl/scif/scif_ctrl.cc \
-	  $(srcdir)/components/btl/scif/btl_scif_card.cc
+tests/fuzz/scif_ctrl_fuzz: $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc $(srcdir)/components/btl/scif/lib/scif_ctrl.cc \
+	  $(srcdir)/components/btl/scif/btl_scif_wire.cc
 	@$(MKDIR_P) tests/fuzz
-	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/scif $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc \
-	  $(srcdir)/components/btl/scif/scif_ctrl.cc $(srcdir)/components/btl/scif/btl_scif_card.cc -o $@
+	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/scif -I$(srcdir)/components/btl/scif/lib $(srcdir)/tests/fuzz/scif_ctrl_fuzz.cc \
+	  $(srcdir)/components/btl/scif/lib/scif_ctrl.cc $(srcdir)/components/btl/scif/btl_scif_wire.cc -o $@
 tests/fuzz/udcm_wire_fuzz: $(srcdir)/tests/fuzz/udcm_wire_fuzz.cc $(srcdir)/components/btl/openib/cpc/udcm_wire.cc
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CXX) $(FUZZ_FLAGS) -I$(srcdir)/components/btl/openib/cpc $(srcdir)/tests/fuzz/udcm_wire_fuzz.cc \
@@ -84,31 +86,31 @@ CLEANFILES += tests/fuzz/tcp_frame_fuzz tests/fuzz/engine_wire_fuzz tests/fuzz/s
 
 # btl/scif: its SCIF library directly, and its module in two processes.
 if WEFT_BUILD_btl_scif
-unit_test_sources += tests/unit/scif_api_test.cc tests/unit/scif_errors_test.cc tests/unit/btl_scif_test.cc \
-	tests/unit/scif_ctrl_test.cc components/btl/scif/scif_ctrl.cc tests/unit/no_process_vm.hpp \
-	tests/unit/scif_ring_test.cc components/btl/scif/scif_ring.cc
-unit_test_cppflags += -I$(top_srcdir)/components/btl/scif
+unit_test_sources += tests/unit/btl/scif/scif_api_test.cc tests/unit/btl/scif/scif_errors_test.cc tests/unit/btl/scif/btl_scif_test.cc \
+	tests/unit/btl/scif/scif_ctrl_test.cc components/btl/scif/lib/scif_ctrl.cc tests/unit/btl/scif/no_process_vm.hpp \
+	tests/unit/btl/scif/scif_ring_test.cc components/btl/scif/lib/scif_ring.cc
+unit_test_cppflags += -I$(top_srcdir)/components/btl/scif -I$(top_srcdir)/components/btl/scif/lib
 unit_test_ldadd += $(top_builddir)/components/btl/scif/libweft_scif.la
 endif
 
 # btl/openib's udcm cpc: its wire format and connection state machine are
 # pure C++ (no verbs headers), so they are tested on every host, RDMA or not.
-unit_test_sources += tests/unit/udcm_wire_test.cc tests/unit/udcm_fsm_test.cc \
+unit_test_sources += tests/unit/btl/openib/udcm_wire_test.cc tests/unit/btl/openib/udcm_fsm_test.cc \
 	components/btl/openib/cpc/udcm_wire.cc components/btl/openib/cpc/udcm_fsm.cc
 unit_test_cppflags += -I$(top_srcdir)/components/btl/openib/cpc
 
 # btl/openib's immediate and card formats are pure C++ too: every host.
-unit_test_sources += tests/unit/openib_wire_test.cc components/btl/openib/btl_openib_wire.cc
+unit_test_sources += tests/unit/btl/openib/openib_wire_test.cc components/btl/openib/btl_openib_wire.cc
 
 # btl/openib's oob cpc: its card section (queue pair per rank) is pure C++.
-unit_test_sources += tests/unit/oob_wire_test.cc components/btl/openib/cpc/oob_wire.cc
+unit_test_sources += tests/unit/btl/openib/oob_wire_test.cc components/btl/openib/cpc/oob_wire.cc
 unit_test_cppflags += -I$(top_srcdir)/components/btl/openib
 
 # btl/openib pieces that need the verbs headers and libraries: the rdmacm
 # connection data, port choice and parameter checks (no device needed), and
 # the module on a real device (they skip where openib's query finds none).
 if WEFT_BUILD_btl_openib
-unit_test_sources += tests/unit/openib_host_test.cc tests/unit/openib_peer_test.cc \
+unit_test_sources += tests/unit/btl/openib/openib_host_test.cc tests/unit/btl/openib/openib_peer_test.cc \
 	components/btl/openib/btl_openib_device.cc components/btl/openib/btl_openib_rcache.cc \
 	components/btl/openib/cpc/cpc_rdmacm.cc
 unit_test_cppflags += $(IBVERBS_CFLAGS) $(RDMACM_CFLAGS)

@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "btl_scif_card.hpp"
+#include "btl_scif_wire.hpp"
 #include "scif_ctrl.hpp"
 
 using namespace weft::scif;

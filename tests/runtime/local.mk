@@ -26,8 +26,8 @@ tests_runtime_scif_target_SOURCES = tests/runtime/scif_target.c
 tests_runtime_scif_target_LDADD = libweft.la
 tests_runtime_scif_target_LDFLAGS = $(AM_LDFLAGS) -no-install
 tests_runtime_scif_stranger_SOURCES = tests/runtime/scif_stranger.cc tests/runtime/scif_raw.hpp \
-	components/btl/scif/scif_ctrl.cc components/btl/scif/scif_ring.cc
-tests_runtime_scif_stranger_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/components/btl/scif
+	components/btl/scif/lib/scif_ctrl.cc components/btl/scif/lib/scif_ring.cc
+tests_runtime_scif_stranger_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/components/btl/scif/lib
 TESTS += tests/runtime/scif_hostile.sh
 endif
 EXTRA_DIST += tests/runtime/scif_hostile.sh

@@ -10,8 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <weft/btl.h>
-#include <weft/component_util.hpp>
+#include <weft/btl_base.hpp>
 
 #include "btl_openib_device.hpp"
 #include "btl_openib_module.hpp"
@@ -24,27 +23,20 @@ using namespace weft::openib;
 int openib_open(const weft_host_t *host);
 int openib_query(const weft_host_t *host, weft_query_result_t *result);
 int openib_init(const weft_host_t *host, weft_btl_module **modules, int max_modules, int *num_modules);
-int openib_start_connect(weft_btl_module *module, const weft_btl_peer *peer, weft_btl_endpoint **endpoint);
-int openib_finalize(const weft_host_t *host);
+using Modules = weft::btl::Modules<Module>;
 
 } // namespace
 
 extern "C" WEFT_EXPORT const weft_btl_component_t weft_btl_openib_component = {
     .base = {WEFT_COMPONENT_HEADER(weft_btl_component_t, "btl", "openib", 0, 1, 0),
-             .open = openib_open, .query = openib_query, .finalize = openib_finalize},
+             .open = openib_open, .query = openib_query, .finalize = Modules::finalize},
     .init = openib_init,
-    .start_connect = openib_start_connect,
+    .start_connect = Modules::start_connect,
 };
 
 namespace {
 
 const weft_component_t *self() { return &weft_btl_openib_component.base; }
-
-std::vector<std::unique_ptr<Module>> &modules()
-{
-    static std::vector<std::unique_ptr<Module>> all;
-    return all;
-}
 
 const weft::cutil::ParamSpec kParams[] = {
     {"if_include", WEFT_PARAM_LIST, "", WEFT_LEVEL_USER_BASIC,
@@ -224,24 +216,15 @@ int read_config(const weft_host_t *host, OpenibConfig *c)
 
 int openib_init(const weft_host_t *host, weft_btl_module **out, int max_modules, int *num_modules)
 {
-    if (!num_modules)
-        return WEFT_ERR_BAD_PARAM;
-    *num_modules = 0;
-    if (!out || max_modules < 1)
-        return WEFT_ERR_BAD_PARAM;
-    if (!modules().empty()) {
-        host->log(self(), WEFT_LOG_ERROR, "init called twice without finalize; finalize the first modules first");
-        return WEFT_ERR_EXISTS;
-    }
-    OpenibConfig config;
-    if (int rc = read_config(host, &config); rc != WEFT_SUCCESS)
-        return rc;
-    return weft::cutil::guarded([&] {
+    return Modules::init(host, self(), out, max_modules, num_modules, [&](auto &modules, int max) {
+        OpenibConfig config;
+        if (int rc = read_config(host, &config); rc != WEFT_SUCCESS)
+            return rc;
         std::vector<std::string> skipped;
         std::string why;
         std::vector<Port> ports = find_ports(host, &skipped, &why);
         for (Port &port : ports) {
-            if (*num_modules >= max_modules)
+            if (static_cast<int>(modules.size()) >= max)
                 break;
             const std::string name = port.info.name;
             auto m = std::make_unique<Module>(host, &weft_btl_openib_component, config, std::move(port));
@@ -249,48 +232,12 @@ int openib_init(const weft_host_t *host, weft_btl_module **out, int max_modules,
                 host->log(self(), WEFT_LOG_WARN, "%s cannot be used: %s", name.c_str(), err.c_str());
                 continue;
             }
-            out[(*num_modules)++] = m->c_module();
-            modules().push_back(std::move(m));
+            modules.push_back(std::move(m));
         }
-        if (*num_modules == 0 && !ports.empty())
-            return WEFT_ERR_NOT_AVAILABLE;
-        return WEFT_SUCCESS;
+        if (modules.empty() && !ports.empty())
+            return static_cast<int>(WEFT_ERR_NOT_AVAILABLE);
+        return static_cast<int>(WEFT_SUCCESS);
     });
 }
 
-int openib_start_connect(weft_btl_module *module, const weft_btl_peer *peer, weft_btl_endpoint **endpoint)
-{
-    if (!endpoint)
-        return WEFT_ERR_BAD_PARAM;
-    *endpoint = nullptr;
-    Module *m = Module::from(module);
-    if (!m || !peer)
-        return WEFT_ERR_BAD_PARAM;
-    return weft::cutil::guarded([&] { return m->connect(peer, endpoint); });
-}
-
-int openib_finalize(const weft_host_t *)
-{
-    modules().clear();
-    return WEFT_SUCCESS;
-}
-
 } // namespace
-
-namespace weft::openib {
-
-int release_module(weft_btl_module_t *m)
-{
-    Module *mod = Module::from(m);
-    auto &all = modules();
-    for (auto it = all.begin(); it != all.end(); ++it)
-        if (it->get() == mod) {
-            if (mod->in_progress())
-                return WEFT_ERR_BAD_PARAM;
-            all.erase(it);
-            return WEFT_SUCCESS;
-        }
-    return WEFT_ERR_BAD_PARAM;
-}
-
-} // namespace weft::openib

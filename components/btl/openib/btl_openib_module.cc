@@ -34,12 +34,8 @@ double port_bandwidth(const ibv_port_attr &a)
 
 Module::Module(const weft_host_t *host, const weft_btl_component_t *component, const OpenibConfig &config,
                Port port)
-    : host_(host), config_(config), port_(std::move(port))
+    : ModuleBase(component), host_(host), config_(config), port_(std::move(port))
 {
-    c_.size = sizeof c_;
-    c_.component = component;
-    c_.ops = &kOpenibModuleOps;
-    c_.caps.size = sizeof c_.caps;
     c_.caps.latency_us = port_.info.roce ? 3.0 : 1.5;
     c_.caps.bandwidth_mbs = port_bandwidth(port_.info.attr);
     c_.caps.eager_limit = config_.eager_limit;
@@ -234,7 +230,7 @@ int Module::card(void *buf, size_t *len)
 int Module::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const
 {
     auto no = [&](const std::string &text) {
-        std::snprintf(why, why_len, "%s", text.c_str());
+        weft::btl::write_reason(why, why_len, "%s", text.c_str());
         return 0;
     };
     if (!peer->card || peer->card_len == 0)

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include <weft/btl.h>
+#include <weft/btl_base.hpp>
 
 #include "btl_openib_device.hpp"
 #include "btl_openib_rcache.hpp"
@@ -62,8 +62,7 @@ enum class EpPhase { connecting, connected, closing, gone };
 
 class Module;
 
-struct Endpoint {
-    weft_btl_endpoint_t c{};
+struct Endpoint : weft::btl::EndpointBase {
     uint32_t id = 0;                   // in wr_ids
     std::string host;                  // peer host, for messages
     EpPhase phase = EpPhase::connecting;
@@ -121,19 +120,17 @@ struct RdmaOp {
     bool live = false;
 };
 
-class Module final : public CpcHost {
+class Module final : public CpcHost, public weft::btl::ModuleBase<Module> {
 public:
+    using Endpoint = openib::Endpoint;
+    static constexpr const char *kName = "openib";
+
     Module(const weft_host_t *host, const weft_btl_component_t *component, const OpenibConfig &config,
            Port port);
     ~Module() override;
-    Module(const Module &) = delete;
-    Module &operator=(const Module &) = delete;
 
     // CQ, send buffers, cpcs. "" or what failed.
     std::string open();
-    weft_btl_module_t *c_module() { return &c_; }
-    static Module *from(weft_btl_module_t *m);
-    static Endpoint *endpoint(weft_btl_endpoint_t *ep);
     const std::vector<std::string> &cpc_names() const { return cpc_names_; }
 
     int reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const;
@@ -245,7 +242,6 @@ private:
     };
 
     const weft_host_t *host_;
-    weft_btl_module_t c_{};
     OpenibConfig config_;
     Port port_;
     ibv_comp_channel *channel_ = nullptr;
@@ -274,22 +270,5 @@ private:
     unsigned connecting_ = 0;          // endpoints in EpPhase::connecting
     bool waited_ = false;              // prepare_wait() ran: the caller may have slept on a cpc's fd
 };
-
-extern const weft_btl_module_ops_t kOpenibModuleOps;
-
-// Inline: every operation of the C table starts with them.
-inline Module *Module::from(weft_btl_module_t *m)
-{
-    return m && m->ops == &kOpenibModuleOps ? static_cast<Module *>(m->module_ctx) : nullptr;
-}
-
-inline Endpoint *Module::endpoint(weft_btl_endpoint_t *ep)
-{
-    if (!ep || !from(ep->module))
-        return nullptr;
-    return reinterpret_cast<Endpoint *>(reinterpret_cast<char *>(ep) - offsetof(Endpoint, c));
-}
-
-int release_module(weft_btl_module_t *m);
 
 } // namespace weft::openib

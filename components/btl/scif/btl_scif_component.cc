@@ -1,5 +1,5 @@
 // btl/scif: the on-node transport over the SCIF-like library of this
-// directory (weft/scif.h). This file holds the component entry points and
+// directory (lib/weft/scif.h). This file holds the component entry points and
 // parameters; the module is btl_scif_module.*, the library scif_*.
 #include <sys/mman.h>
 #include <unistd.h>
@@ -9,8 +9,7 @@
 #include <new>
 #include <string>
 
-#include <weft/btl.h>
-#include <weft/component_util.hpp>
+#include <weft/btl_base.hpp>
 
 #include "btl_scif_module.hpp"
 
@@ -18,34 +17,26 @@ namespace {
 
 using weft::btl_scif::ScifConfig;
 using weft::btl_scif::ScifModule;
+using Modules = weft::btl::Modules<ScifModule>;
 
 int scif_open_component(const weft_host_t *host);
 int scif_query(const weft_host_t *host, weft_query_result_t *result);
-int scif_finalize_component(const weft_host_t *host);
 int scif_init(const weft_host_t *host, weft_btl_module **modules, int max_modules,
               int *num_modules);
-int scif_start_connect(weft_btl_module *module, const weft_btl_peer *peer,
-                       weft_btl_endpoint **endpoint);
 
 } // namespace
 
 extern "C" WEFT_EXPORT const weft_btl_component_t weft_btl_scif_component = {
     .base = {WEFT_COMPONENT_HEADER(weft_btl_component_t, "btl", "scif", 1, 0, 0),
              .open = scif_open_component, .query = scif_query,
-             .finalize = scif_finalize_component},
+             .finalize = Modules::finalize},
     .init = scif_init,
-    .start_connect = scif_start_connect,
+    .start_connect = Modules::start_connect,
 };
 
 namespace {
 
 const weft_component_t *self() { return &weft_btl_scif_component.base; }
-
-std::unique_ptr<ScifModule> &the_module()
-{
-    static std::unique_ptr<ScifModule> module;
-    return module;
-}
 
 const weft::cutil::ParamSpec kParams[] = {
     {"priority", WEFT_PARAM_INT, "50", WEFT_LEVEL_TUNER_DETAIL,
@@ -154,67 +145,14 @@ int read_config(const weft_host_t *host, ScifConfig *config)
 int scif_init(const weft_host_t *host, weft_btl_module **modules, int max_modules,
               int *num_modules)
 {
-    if (!num_modules)
-        return WEFT_ERR_BAD_PARAM;
-    *num_modules = 0;
-    if (!modules || max_modules < 1)
-        return WEFT_ERR_BAD_PARAM;
-    if (the_module()) {
-        host->log(self(), WEFT_LOG_ERROR,
-                  "init called twice without finalize; finalize the first module first");
-        return WEFT_ERR_EXISTS;
-    }
-    ScifConfig config;
-    if (int rc = read_config(host, &config); rc != WEFT_SUCCESS)
-        return rc;
-    try {
-        the_module() = std::make_unique<ScifModule>(host, &weft_btl_scif_component, config);
-        if (int rc = the_module()->start(); rc != WEFT_SUCCESS) {
-            the_module().reset();
-            return rc;
-        }
-    } catch (...) {
-        the_module().reset();
-        return WEFT_ERR_NO_MEMORY;
-    }
-    modules[0] = the_module()->c_module();
-    *num_modules = 1;
-    return WEFT_SUCCESS;
-}
-
-int scif_start_connect(weft_btl_module *module, const weft_btl_peer *peer,
-                       weft_btl_endpoint **endpoint)
-{
-    if (!endpoint)
-        return WEFT_ERR_BAD_PARAM;
-    *endpoint = nullptr;
-    ScifModule *m = ScifModule::from(module);
-    if (!m)
-        return WEFT_ERR_BAD_PARAM;
-    try {
-        return m->connect(peer, endpoint);
-    } catch (...) {
-        return WEFT_ERR_NO_MEMORY;
-    }
-}
-
-int scif_finalize_component(const weft_host_t *)
-{
-    the_module().reset();
-    return WEFT_SUCCESS;
+    return Modules::init_one(host, self(), modules, max_modules, num_modules,
+                             [&](std::unique_ptr<ScifModule> &m) {
+                                 ScifConfig config;
+                                 if (int rc = read_config(host, &config); rc != WEFT_SUCCESS)
+                                     return rc;
+                                 m = std::make_unique<ScifModule>(host, &weft_btl_scif_component, config);
+                                 return static_cast<int>(WEFT_SUCCESS);
+                             });
 }
 
 } // namespace
-
-namespace weft::btl_scif {
-
-int release_module(weft_btl_module_t *m)
-{
-    std::unique_ptr<ScifModule> &owned = the_module();
-    if (!owned || ScifModule::from(m) != owned.get() || owned->in_progress())
-        return WEFT_ERR_BAD_PARAM;
-    owned.reset();
-    return WEFT_SUCCESS;
-}
-
-} // namespace weft::btl_scif

@@ -1,3 +1,7 @@
+// btl/scif's module: setup (listening port, epoll set), reachability, card
+// and sizing, and progress (each endpoint's state, delivery, accepting,
+// wake-ups). Connecting is btl_scif_connect.cc, the data path
+// btl_scif_data.cc, the card and hello codec btl_scif_wire.cc.
 #include "btl_scif_module.hpp"
 
 #include <sys/epoll.h>
@@ -17,6 +21,7 @@
 namespace weft::btl_scif {
 
 namespace sc = weft::scif;
+using weft::btl::write_reason;
 
 namespace {
 
@@ -28,30 +33,13 @@ constexpr unsigned long kAcceptRounds = 1024;
 // Chunks delivered per endpoint per progress() call, so one busy peer does
 // not starve the others.
 constexpr int kDeliverBudget = 64;
-// Queued large-send bytes per endpoint before send() says WEFT_ERR_AGAIN.
-constexpr size_t kMaxPendingBytes = size_t{256} << 20;
-
-void say(char *why, size_t why_len, const char *fmt, unsigned a = 0, unsigned b = 0)
-{
-    if (why && why_len > 0)
-        std::snprintf(why, why_len, fmt, a, b);
-}
-
-std::span<const std::byte> bytes(const void *p, size_t n)
-{
-    return {static_cast<const std::byte *>(p), n};
-}
 
 } // namespace
 
 ScifModule::ScifModule(const weft_host_t *host, const weft_btl_component_t *component,
                        const ScifConfig &config)
-    : host_(host), config_(config)
+    : ModuleBase(component), host_(host), config_(config)
 {
-    c_.size = sizeof c_;
-    c_.component = component;
-    c_.ops = &kScifModuleOps;
-    c_.caps.size = sizeof c_.caps;
     // Expected values; weft_bench measures the real ones.
     c_.caps.latency_us = 0.2;
     c_.caps.bandwidth_mbs = 12000.0;
@@ -142,84 +130,29 @@ void ScifModule::apply_accept_policy()
     p.on_refuse = [this](pid_t pid, const char *why) { refuse(pid, why); };
 }
 
-void ScifModule::refuse(pid_t pid, const std::string &why)
-{
-    ++refused_;
-    const auto *self = &c_.component->base;
-    const std::string who = pid > 0 ? "pid " + std::to_string(pid) : "an unknown process";
-    if (refused_ == 1) {
-        // Once per process: what is refused and why; the rest at debug level.
-        const char *args[] = {"who", who.c_str(), "why", why.c_str(), nullptr};
-        host_->show_help(self, "refused", args);
-    }
-    if (host_->log_enabled(self, WEFT_LOG_DEBUG))
-        host_->log(self, WEFT_LOG_DEBUG, "btl/scif: refused a connection from %s: %s (%lu refused)",
-                   who.c_str(), why.c_str(), refused_);
-}
-
-void ScifModule::refuse_endpoint(ScifEndpoint &ep, const std::string &why)
-{
-    const sc::Endpoint *s = sc::lookup(ep.epd);
-    refuse(s ? s->peer_pid : 0, why);
-    ep.reported = true;   // never announced: closed quietly
-    finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
-}
-
-ScifModule *ScifModule::from(weft_btl_module_t *m)
-{
-    if (!m || m->ops != &kScifModuleOps)
-        return nullptr;
-    return static_cast<ScifModule *>(m->module_ctx);
-}
-
-ScifEndpoint *ScifModule::endpoint(weft_btl_endpoint_t *ep)
-{
-    ScifModule *m = ep ? from(ep->module) : nullptr;
-    if (!m)
-        return nullptr;
-    ScifEndpoint *e;
-    if (ep == m->last_handle_) {
-        e = m->last_endpoint_;   // the usual case: the same peer as last time
-    } else {
-        const auto it = m->by_handle_.find(ep);
-        if (it == m->by_handle_.end())
-            return nullptr;
-        e = it->second;
-        m->last_handle_ = ep;
-        m->last_endpoint_ = e;
-    }
-    return e->phase == EpPhase::dead && e->c.state == WEFT_BTL_EP_CLOSED ? nullptr : e;
-}
-
-void ScifModule::add_endpoint(std::unique_ptr<ScifEndpoint> ep)
-{
-    by_handle_[&ep->c] = ep.get();
-    endpoints_.push_back(std::move(ep));
-}
-
 int ScifModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const
 {
     if (!peer) {
-        say(why, why_len, "btl/scif: no peer description");
+        write_reason(why, why_len, "btl/scif: no peer description");
         return 0;
     }
     if (peer->peer_class == WEFT_PEER_SELF) {
-        say(why, why_len, "btl/scif: rank %u is this process; btl/self serves it", peer->rank);
+        write_reason(why, why_len, "btl/scif: rank %u is this process; btl/self serves it", peer->rank);
         return 0;
     }
     if (peer->peer_class != WEFT_PEER_SAME_NODE) {
-        say(why, why_len, "btl/scif: rank %u is on another node; scif reaches only this node",
+        write_reason(why, why_len, "btl/scif: rank %u is on another node; scif reaches only this node",
             peer->rank);
         return 0;
     }
     Card card;
     if (!parse_card(peer->card, peer->card_len, &card)) {
-        say(why, why_len, "btl/scif: rank %u published no scif card (btl/scif not running there)",
+        write_reason(why, why_len, "btl/scif: rank %u published no scif card (btl/scif not running there)",
             peer->rank);
         return 0;
     }
     if (card.uid != static_cast<uint32_t>(geteuid())) {
-        say(why, why_len, "btl/scif: rank %u runs as uid %u; scif connects processes of one user",
+        write_reason(why, why_len, "btl/scif: rank %u runs as uid %u; scif connects processes of one user",
             peer->rank, card.uid);
         return 0;
     }
@@ -227,7 +160,7 @@ int ScifModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len
     // --explain asks about a same-node peer with this process's card).
     const bool other_rank = c_.process && peer->rank != c_.process->rank;
     if (card.pid == static_cast<uint32_t>(getpid()) && card.port == port_ && !other_rank) {
-        say(why, why_len, "btl/scif: rank %u is this process; btl/self serves it", peer->rank);
+        write_reason(why, why_len, "btl/scif: rank %u is this process; btl/self serves it", peer->rank);
         return 0;
     }
     return 1;
@@ -280,492 +213,7 @@ int ScifModule::card(void *buf, size_t *len)
     return WEFT_SUCCESS;
 }
 
-int ScifModule::connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out)
-{
-    if (!reachable(peer, nullptr, 0))
-        return WEFT_ERR_UNREACHABLE;
-    // One endpoint per peer: the peer may have connected first.
-    if (ScifEndpoint *existing = find_peer(peer->rank, nullptr)) {
-        *out = &existing->c;
-        return WEFT_SUCCESS;
-    }
-    Card card;
-    parse_card(peer->card, peer->card_len, &card);
-    auto ep = std::make_unique<ScifEndpoint>();
-    ep->card = card;
-    ep->c.size = sizeof ep->c;
-    ep->c.module = &c_;
-    ep->c.peer_rank = peer->rank;
-    ep->c.state = WEFT_BTL_EP_CONNECTING;
-    ep->epd = sc::open_endpoint();
-    if (ep->epd < 0)
-        return WEFT_ERR_IO;
-    watch(ep->epd);
-    sc::lookup(ep->epd)->rma_service = false;
-    // Never blocks: the connect completes in progress() once the peer's
-    // module accepts.
-    int rc = sc::connect_to(*sc::lookup(ep->epd), card.port, false);
-    if (rc < 0 && rc != -EINPROGRESS) {
-        sc::close_endpoint(ep->epd);
-        ep->epd = -1;
-        ep->phase = EpPhase::dead;
-        // Reported from progress(), like every state change.
-        ep->c.state = WEFT_BTL_EP_FAILED;
-    }
-    *out = &ep->c;
-    add_endpoint(std::move(ep));
-    return WEFT_SUCCESS;
-}
-
-void ScifModule::finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status,
-                        const char *reason)
-{
-    if (ep.epd >= 0)
-        sc::close_endpoint(ep.epd);
-    ep.epd = -1;
-    ep.phase = EpPhase::dead;
-    ep.c.state = state;
-    ep.pending.clear();
-    ep.inflight.clear();
-    ep.acks_owed.clear();
-    ep.pending_bytes = 0;
-    if (!ep.reported) {
-        ep.reported = true;
-        if (c_.upcalls.state)
-            c_.upcalls.state(c_.upcalls.ctx, &ep.c, state, status, reason);
-    }
-}
-
-int ScifModule::send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt)
-{
-    if (ep.closing || ep.phase == EpPhase::dead)
-        return WEFT_ERR_UNREACHABLE;
-    if (iovcnt < 0 || (iovcnt > 0 && !iov))
-        return WEFT_ERR_BAD_PARAM;
-    size_t total = 0;
-    for (int i = 0; i < iovcnt; ++i) {
-        if (iov[i].iov_len && !iov[i].iov_base)
-            return WEFT_ERR_BAD_PARAM;
-        total += iov[i].iov_len;
-        if (total > config_.max_send)
-            return WEFT_ERR_BAD_PARAM;
-    }
-    if (ep.phase == EpPhase::connected && ep.pending.empty()) {
-        sc::Endpoint *s = sc::lookup(ep.epd);
-        if (total <= sc::max_message(*s)) {
-            std::span<const std::byte> small[8];
-            if (iovcnt <= 8) {
-                for (int i = 0; i < iovcnt; ++i)
-                    small[i] = bytes(iov[i].iov_base, iov[i].iov_len);
-                int rc = sc::try_send_message(*s, kAm, am_id, std::span(small, iovcnt));
-                if (rc == 0) {
-                    if (s->tx.consumer_sleeps())
-                        sc::notify(*s);
-                    return WEFT_SUCCESS;
-                }
-                if (rc == -ECONNRESET)
-                    return WEFT_ERR_UNREACHABLE;
-            }
-        }
-    }
-    // Queue a copy: copy semantics, sent in order from progress().
-    if (ep.pending_bytes + total > kMaxPendingBytes)
-        return WEFT_ERR_AGAIN;
-    ScifEndpoint::Pending p;
-    p.am_id = am_id;
-    p.data.resize(total);
-    size_t at = 0;
-    for (int i = 0; i < iovcnt; ++i) {
-        if (iov[i].iov_len)
-            std::memcpy(p.data.data() + at, iov[i].iov_base, iov[i].iov_len);
-        at += iov[i].iov_len;
-    }
-    ep.pending_bytes += total;
-    ep.pending.push_back(std::move(p));
-    if (ep.phase == EpPhase::connected)
-        flush_pending(ep);
-    return WEFT_SUCCESS;
-}
-
-int ScifModule::sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
-                      const void *payload, size_t payload_len)
-{
-    if (ep.closing || ep.phase == EpPhase::dead)
-        return WEFT_ERR_UNREACHABLE;
-    if (hdr_len + payload_len > c_.caps.inline_max || (hdr_len && !hdr) ||
-        (payload_len && !payload))
-        return WEFT_ERR_BAD_PARAM;
-    if (ep.phase != EpPhase::connected || !ep.pending.empty())
-        return WEFT_ERR_AGAIN;
-    sc::Endpoint *s = sc::lookup(ep.epd);
-    const std::span<const std::byte> pieces[2] = {bytes(hdr, hdr_len), bytes(payload, payload_len)};
-    int rc = sc::try_send_message(*s, kAm, am_id, pieces);
-    if (rc == 0) {
-        if (s->tx.consumer_sleeps())
-            sc::notify(*s);
-        return WEFT_SUCCESS;
-    }
-    return rc == -EAGAIN ? WEFT_ERR_AGAIN : WEFT_ERR_UNREACHABLE;
-}
-
-void ScifModule::flush_pending(ScifEndpoint &ep)
-{
-    sc::Endpoint *s = sc::lookup(ep.epd);
-    if (!s)
-        return;
-    const size_t frag = sc::max_message(*s) - sizeof(uint64_t);
-    bool sent_any = false;
-    while (!ep.pending.empty()) {
-        auto &p = ep.pending.front();
-        if (!p.started && p.data.size() <= sc::max_message(*s)) {
-            const std::span<const std::byte> one[1] = {p.data};
-            if (sc::try_send_message(*s, kAm, p.am_id, one) != 0)
-                break;
-        } else if (!p.started && s->single_copy) {
-            // Rendezvous: the peer reads our copy in one process_vm_readv.
-            const RdvDesc d{reinterpret_cast<uintptr_t>(p.data.data()), p.data.size(),
-                            ep.next_cookie};
-            const std::span<const std::byte> desc[1] = {bytes(&d, sizeof d)};
-            if (sc::try_send_message(*s, kRdv, p.am_id, desc) != 0)
-                break;
-            ++ep.next_cookie;
-            ep.inflight.emplace_back(d.cookie, std::move(p.data));   // the buffer stays put
-            ep.pending.pop_front();
-            sent_any = true;
-            continue;
-        } else if (!p.started) {
-            const uint64_t total = p.data.size();
-            const std::span<const std::byte> first[2] = {bytes(&total, sizeof total),
-                                                         std::span(p.data).first(frag)};
-            if (sc::try_send_message(*s, kFragFirst, p.am_id, first) != 0)
-                break;
-            p.started = true;
-            p.sent = frag;
-            sent_any = true;
-            continue;
-        } else {
-            const size_t n = std::min(frag + sizeof(uint64_t), p.data.size() - p.sent);
-            const std::span<const std::byte> next[1] = {std::span(p.data).subspan(p.sent, n)};
-            if (sc::try_send_message(*s, kFrag, p.am_id, next) != 0)
-                break;
-            p.sent += n;
-            sent_any = true;
-            if (p.sent < p.data.size())
-                continue;
-        }
-        sent_any = true;
-        ep.pending_bytes -= p.data.size();
-        ep.pending.pop_front();
-    }
-    if (sent_any && s->tx.consumer_sleeps())
-        sc::notify(*s);
-}
-
-void ScifModule::flush_acks(ScifEndpoint &ep)
-{
-    if (ep.acks_owed.empty())
-        return;
-    sc::Endpoint *s = sc::lookup(ep.epd);
-    if (!s)
-        return;
-    size_t n = 0;
-    for (; n < ep.acks_owed.size(); ++n) {
-        const std::span<const std::byte> body[1] = {bytes(&ep.acks_owed[n], sizeof(uint64_t))};
-        if (sc::try_send_message(*s, kRdvDone, 0, body) != 0)
-            break;
-    }
-    ep.acks_owed.erase(ep.acks_owed.begin(), ep.acks_owed.begin() + static_cast<long>(n));
-    if (n > 0 && s->tx.consumer_sleeps())
-        sc::notify(*s);
-}
-
-void ScifModule::read_rdv(ScifEndpoint &ep, uint8_t am_id, std::span<const std::byte> payload)
-{
-    sc::Endpoint *s = sc::lookup(ep.epd);
-    RdvDesc d;
-    if (payload.size() != sizeof d)
-        return;   // a broken peer: dropped
-    std::memcpy(&d, payload.data(), sizeof d);
-    // Answered whatever happens, so the sender never holds the copy forever.
-    ep.acks_owed.push_back(d.cookie);
-    if (d.len > config_.max_send)
-        return;
-    std::vector<std::byte> buf(d.len);
-    if (sc::copy_with_peer(*s, true, buf.data(), d.addr, d.len) != 0)
-        return;   // gone (the endpoint fails next) or a bad address (dropped)
-    if (c_.upcalls.recv)
-        c_.upcalls.recv(c_.upcalls.ctx, &ep.c, am_id, buf.data(), buf.size());
-}
-
-void ScifModule::rdv_done(ScifEndpoint &ep, std::span<const std::byte> payload)
-{
-    uint64_t cookie;
-    if (payload.size() != sizeof cookie)
-        return;
-    std::memcpy(&cookie, payload.data(), sizeof cookie);
-    for (auto it = ep.inflight.begin(); it != ep.inflight.end(); ++it)
-        if (it->first == cookie) {
-            ep.pending_bytes -= it->second.size();
-            ep.inflight.erase(it);
-            return;
-        }
-}
-
 uint32_t ScifModule::my_rank() const { return c_.process ? c_.process->rank : UINT32_MAX; }
-
-ScifEndpoint *ScifModule::find_peer(uint32_t rank, const ScifEndpoint *except)
-{
-    if (rank == UINT32_MAX)
-        return nullptr;   // no runtime: ranks say nothing
-    for (auto &e : endpoints_)
-        if (e.get() != except && e->c.peer_rank == rank && !e->closing &&
-            e->phase != EpPhase::dead && e->phase != EpPhase::awaiting_hello)
-            return e.get();
-    return nullptr;
-}
-
-namespace {
-
-// The acceptor's answer to a hello. The acceptor has sent nothing before it,
-// so the ring has room; a peer already gone just never reads it.
-void send_reply(sc::Endpoint &s, HelloAnswer answer, uint32_t rank)
-{
-    const std::span<const std::byte> body[1] = {bytes(&rank, sizeof rank)};
-    if (sc::try_send_message(s, kHelloReply, answer, body) == 0 && s.tx.consumer_sleeps())
-        sc::notify(s);
-}
-
-} // namespace
-
-void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
-{
-    ep.phase = EpPhase::connected;
-    ep.c.state = WEFT_BTL_EP_CONNECTED;
-    ++*events;
-    // Which path large data takes to this peer, said once per connection.
-    if (const sc::Endpoint *s = sc::lookup(ep.epd)) {
-        if (s->single_copy)
-            host_->log(&c_.component->base, WEFT_LOG_INFO,
-                       "btl/scif: rank %u (pid %d): large messages and put/get by single copy "
-                       "(process_vm_readv/writev)",
-                       ep.c.peer_rank, static_cast<int>(s->peer_pid));
-        else
-            host_->log(&c_.component->base, WEFT_LOG_INFO,
-                       "btl/scif: rank %u (pid %d): the kernel refused process_vm_readv toward "
-                       "it (seccomp profile or ptrace rules; a real attempt failed): large "
-                       "messages go in fragments through the shared ring, put/get fail with "
-                       "not-supported",
-                       ep.c.peer_rank, static_cast<int>(s->peer_pid));
-    }
-    if (announce) {
-        // The peer may have sent right after its accept: that data waits for
-        // the next progress() call, so the runtime sees CONNECTED first.
-        ep.connected_round = rounds_;
-        if (c_.upcalls.state)
-            c_.upcalls.state(c_.upcalls.ctx, &ep.c, WEFT_BTL_EP_CONNECTED, WEFT_SUCCESS, "");
-    }
-    // What was sent while connecting goes first, in order.
-    if (ep.phase == EpPhase::connected && !ep.pending.empty())
-        flush_pending(ep);
-}
-
-std::string ScifModule::check_hello(const ScifEndpoint &ep, const std::byte *p, size_t len) const
-{
-    HelloHead head;
-    const char *job;
-    size_t job_len;
-    if (!parse_hello(p, len, &head, &job, &job_len))
-        return "malformed hello (" + std::to_string(len) + " bytes)";
-    if (std::memcmp(head.secret, secret_, sizeof secret_) != 0)
-        return "wrong secret (not a process of this job, or a stale card)";
-    const weft_btl_process_t *proc = c_.process;
-    if (!proc || !proc->job_id || !WEFT_HAS_MEMBER(proc, weft_btl_process_t, peer_card) ||
-        !proc->peer_card)
-        return "no runtime here to check the peer's rank against";
-    if (std::string_view(job, job_len) != proc->job_id)
-        return "job id '" + std::string(job, job_len) + "' is not this job's";
-    if (head.rank == proc->rank)
-        return "it claims this process's own rank " + std::to_string(head.rank);
-    if (head.rank >= proc->job_size)
-        return "rank " + std::to_string(head.rank) + " is outside the job";
-    Card card;
-    std::byte buf[sizeof(Card)];
-    size_t buf_len = sizeof buf;
-    if (proc->peer_card(proc->card_ctx, const_cast<weft_btl_module_t *>(&c_), head.rank, buf,
-                        &buf_len) != WEFT_SUCCESS ||
-        !parse_card(buf, buf_len, &card))
-        return "rank " + std::to_string(head.rank) + " published no scif card";
-    const sc::Endpoint *s = sc::lookup(ep.epd);
-    if (!s || static_cast<uint32_t>(s->peer_pid) != card.pid)
-        return "it claims rank " + std::to_string(head.rank) + ", whose card says pid " +
-               std::to_string(card.pid);
-    return {};
-}
-
-bool ScifModule::handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len)
-{
-    sc::Endpoint *s = sc::lookup(ep.epd);
-    const uint32_t me = my_rank();
-    if (std::string why = check_hello(ep, p, len); !why.empty()) {
-        send_reply(*s, kRefuse, me);
-        refuse_endpoint(ep, why);
-        return false;
-    }
-    uint32_t rank;
-    std::memcpy(&rank, p, sizeof rank);
-    int events = 0;
-    if (ScifEndpoint *mine = find_peer(rank, &ep)) {
-        // Both sides connected at once: the lower rank's connection wins.
-        const bool ours_loses =
-            mine->phase == EpPhase::waiting_peer ||
-            ((mine->phase == EpPhase::connecting || mine->phase == EpPhase::awaiting_reply) &&
-             me > rank);
-        if (!ours_loses) {
-            send_reply(*s, kDuplicate, me);   // ours wins, or one is already up
-            return false;
-        }
-        // The peer's connection replaces ours in the endpoint the runtime holds.
-        sc::commit_receive_ring(*s);
-        send_reply(*s, kAccept, me);
-        if (mine->epd >= 0)
-            sc::close_endpoint(mine->epd);
-        mine->epd = ep.epd;
-        ep.epd = -1;
-        ep.reported = true;   // never announced
-        ep.phase = EpPhase::dead;
-        connected(*mine, &events, true);
-        return true;
-    }
-    ep.c.peer_rank = rank;
-    // An accepted endpoint is connected when the runtime learns of it and
-    // gets no CONNECTED upcall (the runtime counts on that). Sends from
-    // inside the accepted upcall queue (the phase is not connected yet), so
-    // the reply is the first thing in the ring.
-    ep.c.state = WEFT_BTL_EP_CONNECTED;
-    void *ctx = c_.upcalls.accepted ? c_.upcalls.accepted(c_.upcalls.ctx, &ep.c) : nullptr;
-    if (!ctx) {
-        send_reply(*s, kRefuse, me);
-        return false;
-    }
-    ep.c.runtime_ctx = ctx;
-    sc::commit_receive_ring(*s);
-    send_reply(*s, kAccept, me);
-    connected(ep, &events, false);
-    return true;
-}
-
-void ScifModule::handle_reply(ScifEndpoint &ep, uint8_t answer)
-{
-    int events = 0;
-    switch (answer) {
-    case kAccept:
-        connected(ep, &events, true);
-        break;
-    case kDuplicate:
-        // The peer's own connection wins; it arrives through accept_new and
-        // handle_hello adopts it into this endpoint.
-        sc::close_endpoint(ep.epd);
-        ep.epd = -1;
-        ep.phase = EpPhase::waiting_peer;
-        break;
-    default:
-        finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_UNREACHABLE,
-               "btl/scif: the peer refused the connection (not a process of this job, or its "
-               "runtime does not know this rank)");
-        break;
-    }
-}
-
-int ScifModule::deliver(ScifEndpoint &ep, int budget)
-{
-    sc::Endpoint *s = sc::lookup(ep.epd);
-    int events = 0;
-    sc::Chunk c;
-    // Not in the round that announced CONNECTED (see connected_round).
-    while (events < budget && s && ep.phase != EpPhase::dead && ep.connected_round != rounds_ &&
-           s->rx.peek(&c)) {
-        const auto type = static_cast<uint8_t>(c.type);
-        if (ep.phase == EpPhase::awaiting_hello) {
-            // Copied out and freed first: handle_hello may hand the
-            // connection to another endpoint or close it.
-            // One byte more than the largest hello, so a longer one is refused.
-            std::byte hello[sizeof(HelloHead) + kMaxJobId + 1];
-            const size_t len = type == kHello ? std::min(c.payload.size(), sizeof hello) : 0;
-            if (len)
-                std::memcpy(hello, c.payload.data(), len);
-            s->rx.pop();
-            ++events;
-            if (type != kHello) {
-                refuse_endpoint(ep, "its first message is not a hello");
-                return events;
-            }
-            if (!handle_hello(ep, hello, len)) {
-                if (ep.phase != EpPhase::dead) {
-                    ep.reported = true;   // never announced: close quietly
-                    finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
-                }
-                return events;
-            }
-            if (ep.phase != EpPhase::connected)
-                return events;   // adopted by the endpoint of our own connect
-            continue;
-        }
-        if (ep.phase == EpPhase::awaiting_reply) {
-            const uint8_t answer = type == kHelloReply ? c.tag : uint8_t{kRefuse};
-            s->rx.pop();
-            ++events;
-            handle_reply(ep, answer);
-            if (ep.phase != EpPhase::connected)
-                return events;
-            continue;
-        }
-        switch (type) {
-        case kAm:
-            if (c_.upcalls.recv)
-                c_.upcalls.recv(c_.upcalls.ctx, &ep.c, c.tag, c.payload.data(), c.payload.size());
-            break;
-        case kRdv:
-            read_rdv(ep, c.tag, c.payload);
-            break;
-        case kRdvDone:
-            rdv_done(ep, c.payload);
-            break;
-        case kFragFirst: {
-            uint64_t total = 0;
-            if (c.payload.size() >= sizeof total)
-                std::memcpy(&total, c.payload.data(), sizeof total);
-            if (c.payload.size() < sizeof total || total > config_.max_send ||
-                c.payload.size() - sizeof total > total) {
-                ep.reasm_active = false;   // a broken peer: drop the message
-                break;
-            }
-            ep.reasm.assign(c.payload.begin() + sizeof total, c.payload.end());
-            ep.reasm.reserve(total);
-            ep.reasm_total = total;
-            ep.reasm_am = c.tag;
-            ep.reasm_active = true;
-            break;
-        }
-        case kFrag:
-            if (!ep.reasm_active || ep.reasm.size() + c.payload.size() > ep.reasm_total)
-                break;
-            ep.reasm.insert(ep.reasm.end(), c.payload.begin(), c.payload.end());
-            if (ep.reasm.size() == ep.reasm_total) {
-                ep.reasm_active = false;
-                if (c_.upcalls.recv)
-                    c_.upcalls.recv(c_.upcalls.ctx, &ep.c, ep.reasm_am, ep.reasm.data(),
-                                    ep.reasm.size());
-                std::vector<std::byte>().swap(ep.reasm);
-            }
-            break;
-        default:
-            break;   // unknown types from a newer peer are skipped
-        }
-        s->rx.pop();
-        ++events;
-    }
-    return events;
-}
 
 void ScifModule::advance(ScifEndpoint &ep, int *events)
 {
@@ -903,59 +351,12 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
     }
 }
 
-void ScifModule::accept_new(int *events)
-{
-    sc::Endpoint *lis = sc::lookup(listen_epd_);
-    if (!lis)
-        return;
-    // Half-open sockets join the wait set, so a sleeper wakes for their
-    // connect request (the socket's close takes it out again).
-    const std::function<void(int)> watch_half_open = [this](int fd) { watch(fd); };
-    for (;;) {
-        std::unique_ptr<sc::Endpoint> conn;
-        if (sc::accept_one(*lis, false, &conn, watch_half_open) != 0)
-            return;
-        int epd = sc::adopt(std::move(conn));
-        if (epd < 0)
-            return;
-        watch(epd);
-        // At most max_pending wait for their hello: the oldest goes first.
-        size_t waiting = 0;
-        ScifEndpoint *oldest = nullptr;
-        for (auto &e : endpoints_) {
-            if (e->phase != EpPhase::awaiting_hello)
-                continue;
-            ++waiting;
-            if (!oldest)
-                oldest = e.get();
-        }
-        if (oldest && waiting >= config_.max_pending)
-            refuse_endpoint(*oldest, "too many connections without a hello (evicted)");
-        auto ep = std::make_unique<ScifEndpoint>();
-        ep->c.size = sizeof ep->c;
-        ep->c.module = &c_;
-        ep->c.peer_rank = UINT32_MAX;   // until the hello says
-        ep->c.state = WEFT_BTL_EP_CONNECTING;
-        ep->epd = epd;
-        ep->phase = EpPhase::awaiting_hello;
-        ep->hello_deadline = std::chrono::steady_clock::now() + handshake_timeout();
-        add_endpoint(std::move(ep));
-        ++*events;
-    }
-}
-
 void ScifModule::reap()
 {
     // FAILED endpoints stay (operations on them fail) until disconnect();
     // refused ones were never announced.
-    std::erase_if(endpoints_, [this](const std::unique_ptr<ScifEndpoint> &e) {
-        const bool gone = e->phase == EpPhase::dead && e->reported && e->c.state != WEFT_BTL_EP_FAILED;
-        if (gone) {
-            by_handle_.erase(&e->c);
-            if (last_handle_ == &e->c)
-                last_handle_ = nullptr;
-        }
-        return gone;
+    std::erase_if(endpoints_, [](const std::unique_ptr<ScifEndpoint> &e) {
+        return e->phase == EpPhase::dead && e->reported && e->c.state != WEFT_BTL_EP_FAILED;
     });
 }
 
@@ -1069,61 +470,6 @@ void ScifModule::disarm(int *events)
             s && s->state == sc::State::connected)
             sc::drain_control(*s);
     accept_new(events);
-}
-
-int ScifModule::disconnect(ScifEndpoint &ep)
-{
-    if (ep.phase == EpPhase::dead && ep.c.state == WEFT_BTL_EP_FAILED && !ep.close_requested) {
-        ep.close_requested = true;
-        return WEFT_SUCCESS;
-    }
-    if (ep.closing || ep.phase == EpPhase::dead)
-        return WEFT_ERR_BAD_PARAM;
-    // CLOSED comes from progress() once everything accepted is in the ring
-    // (the peer reads the ring before it reports CLOSED itself).
-    ep.closing = true;
-    return WEFT_SUCCESS;
-}
-
-int ScifModule::mem_register(void *addr, size_t len, weft_btl_reg_t *reg)
-{
-    if (!reg || (!addr && len))
-        return WEFT_ERR_BAD_PARAM;
-    Rkey k{kRkeyMagic, static_cast<uint32_t>(getpid()), reinterpret_cast<uintptr_t>(addr), len};
-    reg->addr = addr;
-    reg->length = len;
-    std::memcpy(reg->rkey, &k, sizeof k);
-    reg->rkey_len = sizeof k;
-    reg->module_ctx = nullptr;
-    return WEFT_SUCCESS;
-}
-
-int ScifModule::mem_deregister(weft_btl_reg_t *reg) { return reg ? WEFT_SUCCESS : WEFT_ERR_BAD_PARAM; }
-
-int ScifModule::rdma(ScifEndpoint &ep, bool is_put, std::byte *local, size_t len,
-                     uint64_t remote_addr, const void *rkey, size_t rkey_len,
-                     weft_btl_rdma_cb_t cb, void *cb_ctx)
-{
-    if (ep.closing || ep.phase == EpPhase::dead)
-        return WEFT_ERR_UNREACHABLE;
-    if (ep.phase != EpPhase::connected)
-        return WEFT_ERR_AGAIN;
-    if (!(c_.caps.flags & WEFT_BTL_FLAG_PUT))
-        return WEFT_ERR_NOT_SUPPORTED;
-    sc::Endpoint *s = sc::lookup(ep.epd);
-    Rkey k;
-    if (!parse_rkey(rkey, rkey_len, &k) || k.pid != static_cast<uint32_t>(s->peer_pid) ||
-        remote_addr < k.base || remote_addr + len < remote_addr ||
-        remote_addr + len > k.base + k.length || (!local && len))
-        return WEFT_ERR_BAD_PARAM;
-    if (!s->single_copy)
-        return WEFT_ERR_NOT_SUPPORTED;   // the kernel refused process_vm_* toward this peer
-    int rc = len ? sc::copy_with_peer(*s, !is_put, local, remote_addr, len) : 0;
-    const int status = rc == 0 ? WEFT_SUCCESS : rc == -ECONNRESET ? WEFT_ERR_UNREACHABLE : WEFT_ERR_IO;
-    if (status == WEFT_ERR_UNREACHABLE)
-        return status;
-    completions_.push_back({&ep.c, cb, cb_ctx, status});
-    return WEFT_SUCCESS;
 }
 
 } // namespace weft::btl_scif

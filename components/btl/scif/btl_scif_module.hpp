@@ -43,12 +43,11 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
-#include <weft/btl.h>
+#include <weft/btl_base.hpp>
 
-#include "btl_scif_card.hpp"
+#include "btl_scif_wire.hpp"
 
 namespace weft::btl_scif {
 
@@ -76,6 +75,12 @@ enum MsgType : uint8_t {
     kRdvDone = 8,     // payload: u64 cookie of an RdvDesc read: its copy may go
 };
 
+// A byte view of n bytes at p (the rings take spans).
+inline std::span<const std::byte> bytes(const void *p, size_t n)
+{
+    return {static_cast<const std::byte *>(p), n};
+}
+
 struct RdvDesc {
     uint64_t addr;
     uint64_t len;
@@ -93,8 +98,7 @@ enum class EpPhase {
     dead,
 };
 
-struct ScifEndpoint {
-    weft_btl_endpoint_t c{};
+struct ScifEndpoint : weft::btl::EndpointBase {
     int epd = -1;
     EpPhase phase = EpPhase::connecting;
     bool reported = false;               // the final CLOSED/FAILED upcall ran
@@ -136,19 +140,23 @@ struct Completion {
     int status;
 };
 
-class ScifModule {
+class ScifModule : public weft::btl::ModuleBase<ScifModule> {
 public:
+    using Endpoint = ScifEndpoint;
+    static constexpr const char *kName = "scif";
+    // A closed endpoint waits in endpoints_ for reap(); the runtime's
+    // operations on it fail.
+    static bool usable(const ScifEndpoint &ep)
+    {
+        return !(ep.phase == EpPhase::dead && ep.c.state == WEFT_BTL_EP_CLOSED);
+    }
+
     ScifModule(const weft_host_t *host, const weft_btl_component_t *component,
                const ScifConfig &config);
     ~ScifModule();
-    ScifModule(const ScifModule &) = delete;
-    ScifModule &operator=(const ScifModule &) = delete;
 
     // Opens the listening endpoint; WEFT_SUCCESS or what failed (logged).
     int start();
-    weft_btl_module_t *c_module() { return &c_; }
-    static ScifModule *from(weft_btl_module_t *m);
-    static ScifEndpoint *endpoint(weft_btl_endpoint_t *ep);
 
     int reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const;
     // Rings and eager limit for this job's number of local peers.
@@ -158,7 +166,7 @@ public:
     int send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt);
     int sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
               const void *payload, size_t payload_len);
-    int rdma(ScifEndpoint &ep, bool is_put, std::byte *local, size_t len, uint64_t remote_addr,
+    int rdma(ScifEndpoint &ep, bool is_put, void *local, size_t len, uint64_t remote_addr,
              const void *rkey, size_t rkey_len, weft_btl_rdma_cb_t cb, void *cb_ctx);
     int mem_register(void *addr, size_t len, weft_btl_reg_t *reg);
     int mem_deregister(weft_btl_reg_t *reg);
@@ -202,20 +210,10 @@ private:
     }
 
     const weft_host_t *host_;
-    weft_btl_module_t c_{};
     ScifConfig config_;
     int listen_epd_ = -1;
     uint16_t port_ = 0;
     std::vector<std::unique_ptr<ScifEndpoint>> endpoints_;
-    // The runtime's handle -> its endpoint, so a send finds its endpoint in
-    // one lookup whatever the number of peers (kept with endpoints_).
-    std::unordered_map<const weft_btl_endpoint_t *, ScifEndpoint *> by_handle_;
-    // The handle endpoint() found last and its endpoint (an entry of
-    // by_handle_, dropped with it): a ping-pong's every send names the same
-    // peer, and the map's lookup divides by its bucket count.
-    const weft_btl_endpoint_t *last_handle_ = nullptr;
-    ScifEndpoint *last_endpoint_ = nullptr;
-    void add_endpoint(std::unique_ptr<ScifEndpoint> ep);
     std::vector<Completion> completions_;
     bool in_progress_ = false;
     bool sized_ = false;                // size_for_job() ran
@@ -225,8 +223,5 @@ private:
     int epoll_fd_ = -1;      // wait_fd(): the sockets that wake a sleeper
     bool armed_ = false;     // prepare_wait() set the waiting flags
 };
-
-extern const weft_btl_module_ops_t kScifModuleOps;
-int release_module(weft_btl_module_t *m);
 
 } // namespace weft::btl_scif

@@ -5,8 +5,7 @@
 #include <new>
 #include <string>
 
-#include <weft/btl.h>
-#include <weft/component_util.hpp>
+#include <weft/btl_base.hpp>
 
 #include "btl_self_component.hpp"
 #include "btl_self_module.hpp"
@@ -15,36 +14,25 @@ namespace {
 
 using weft::btl_self::SelfConfig;
 using weft::btl_self::SelfModule;
+using Modules = weft::btl::Modules<SelfModule>;
 
 int self_open(const weft_host_t *host);
 int self_query(const weft_host_t *host, weft_query_result_t *result);
-int self_finalize(const weft_host_t *host);
 int self_init(const weft_host_t *host, weft_btl_module **modules, int max_modules,
               int *num_modules);
-int self_start_connect(weft_btl_module *module, const weft_btl_peer *peer,
-                       weft_btl_endpoint **endpoint);
 
 } // namespace
 
 extern "C" WEFT_EXPORT const weft_btl_component_t weft_btl_self_component = {
     .base = {WEFT_COMPONENT_HEADER(weft_btl_component_t, "btl", "self", 1, 0, 0),
-             .open = self_open, .query = self_query, .finalize = self_finalize},
+             .open = self_open, .query = self_query, .finalize = Modules::finalize},
     .init = self_init,
-    .start_connect = self_start_connect,
+    .start_connect = Modules::start_connect,
 };
 
 namespace {
 
 const weft_component_t *self() { return &weft_btl_self_component.base; }
-
-// The one module of this process. The component entry points carry no
-// context, so the component keeps it here; init() and finalize() are its
-// only writers.
-std::unique_ptr<SelfModule> &the_module()
-{
-    static std::unique_ptr<SelfModule> module;
-    return module;
-}
 
 const weft::cutil::ParamSpec kParams[] = {
     {"priority", WEFT_PARAM_INT, "100", WEFT_LEVEL_TUNER_DETAIL,
@@ -107,65 +95,14 @@ int read_config(const weft_host_t *host, SelfConfig *config)
 int self_init(const weft_host_t *host, weft_btl_module **modules, int max_modules,
               int *num_modules)
 {
-    if (!num_modules)
-        return WEFT_ERR_BAD_PARAM;
-    *num_modules = 0;
-    if (!modules || max_modules < 1)
-        return WEFT_ERR_BAD_PARAM;
-    if (the_module()) {
-        host->log(self(), WEFT_LOG_ERROR,
-                  "init called twice without finalize; finalize the first module first");
-        return WEFT_ERR_EXISTS;
-    }
-    SelfConfig config;
-    if (int rc = read_config(host, &config); rc != WEFT_SUCCESS)
-        return rc;
-    the_module().reset(new (std::nothrow) SelfModule(host, &weft_btl_self_component, config));
-    if (!the_module())
-        return WEFT_ERR_NO_MEMORY;
-    modules[0] = the_module()->c_module();
-    *num_modules = 1;
-    return WEFT_SUCCESS;
-}
-
-int self_start_connect(weft_btl_module *module, const weft_btl_peer *peer,
-                       weft_btl_endpoint **endpoint)
-{
-    if (!endpoint)
-        return WEFT_ERR_BAD_PARAM;
-    *endpoint = nullptr;
-    SelfModule *m = SelfModule::from(module);
-    if (!m)
-        return WEFT_ERR_BAD_PARAM;
-    try {
-        return m->connect(peer, endpoint);
-    } catch (...) {
-        return WEFT_ERR_NO_MEMORY;
-    }
-}
-
-int self_finalize(const weft_host_t *)
-{
-    // Safe after a failed init and after the module op finalize.
-    the_module().reset();
-    return WEFT_SUCCESS;
+    return Modules::init_one(host, self(), modules, max_modules, num_modules,
+                             [&](std::unique_ptr<SelfModule> &m) {
+                                 SelfConfig config;
+                                 if (int rc = read_config(host, &config); rc != WEFT_SUCCESS)
+                                     return rc;
+                                 m = std::make_unique<SelfModule>(host, &weft_btl_self_component, config);
+                                 return static_cast<int>(WEFT_SUCCESS);
+                             });
 }
 
 } // namespace
-
-namespace weft::btl_self {
-
-int release_module(weft_btl_module_t *m)
-{
-    std::unique_ptr<SelfModule> &owned = the_module();
-    if (!owned || SelfModule::from(m) != owned.get())
-        return WEFT_ERR_BAD_PARAM;
-    // Freeing the module under an upcall would pull the queue out from
-    // under the progress() that is delivering it.
-    if (owned->in_progress())
-        return WEFT_ERR_BAD_PARAM;
-    owned.reset();
-    return WEFT_SUCCESS;
-}
-
-} // namespace weft::btl_self

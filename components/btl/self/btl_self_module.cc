@@ -10,6 +10,8 @@
 
 namespace weft::btl_self {
 
+using weft::btl::write_reason;
+
 namespace {
 
 // Slab growth of the event free list: enough for a burst of small messages
@@ -24,12 +26,6 @@ struct Card {
     uint32_t pid;
 };
 
-void write_reason(char *why, size_t why_len, const char *fmt, auto... args)
-{
-    if (why && why_len > 0)
-        std::snprintf(why, why_len, fmt, args...);
-}
-
 const char *describe(weft_peer_class_t c)
 {
     switch (c) {
@@ -40,19 +36,12 @@ const char *describe(weft_peer_class_t c)
     return "unknown class";
 }
 
-static_assert(std::is_standard_layout_v<SelfEndpoint> && offsetof(SelfEndpoint, c) == 0,
-              "the C endpoint must convert back to SelfEndpoint");
-
 } // namespace
 
 SelfModule::SelfModule(const weft_host_t *host, const weft_btl_component_t *component,
                        const SelfConfig &config)
-    : host_(host), config_(config), queue_(config.max_queued, kCellsPerSlab)
+    : ModuleBase(component), host_(host), config_(config), queue_(config.max_queued, kCellsPerSlab)
 {
-    c_.size = sizeof c_;
-    c_.component = component;
-    c_.ops = &kSelfModuleOps;
-    c_.caps.size = sizeof c_.caps;
     // A memcpy within one process: latency and bandwidth are memory's.
     c_.caps.latency_us = 0.05;
     c_.caps.bandwidth_mbs = 20000.0;
@@ -65,20 +54,6 @@ SelfModule::SelfModule(const weft_host_t *host, const weft_btl_component_t *comp
     c_.caps.priority = config.priority;
     std::snprintf(c_.name, sizeof c_.name, "self");
     c_.module_ctx = this;
-}
-
-SelfModule *SelfModule::from(weft_btl_module_t *m)
-{
-    if (!m || m->ops != &kSelfModuleOps || !m->module_ctx)
-        return nullptr;
-    return static_cast<SelfModule *>(m->module_ctx);
-}
-
-SelfEndpoint *SelfModule::endpoint(weft_btl_endpoint_t *ep)
-{
-    if (!ep || !from(ep->module))
-        return nullptr;
-    return reinterpret_cast<SelfEndpoint *>(ep);
 }
 
 int SelfModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const
@@ -229,10 +204,11 @@ int SelfModule::sendi(SelfEndpoint &ep, uint8_t am_id, const void *hdr, size_t h
     return WEFT_SUCCESS;
 }
 
-int SelfModule::rdma(SelfEndpoint &ep, bool is_put, std::byte *local, size_t len,
+int SelfModule::rdma(SelfEndpoint &ep, bool is_put, void *local_ptr, size_t len,
                      uint64_t remote_addr, const void *rkey, size_t rkey_len,
                      weft_btl_rdma_cb_t cb, void *cb_ctx)
 {
+    auto *local = static_cast<std::byte *>(local_ptr);
     if (ep.closing || (!local && len > 0))
         return WEFT_ERR_BAD_PARAM;
     std::byte *remote = nullptr;

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include <weft/btl.h>
+#include <weft/btl_base.hpp>
 
 #include "btl_self_queue.hpp"
 #include "btl_self_rkey.hpp"
@@ -22,25 +22,18 @@ struct SelfConfig {
     size_t max_queued = 4096;     // data-path events waiting for progress before AGAIN
 };
 
-// An endpoint as the module sees it. The C struct comes first so the
-// pointer handed to the runtime converts back (standard layout).
-struct SelfEndpoint {
-    weft_btl_endpoint_t c{};
+// An endpoint as the module sees it; the runtime holds its C struct (c).
+struct SelfEndpoint : weft::btl::EndpointBase {
     bool closing = false;         // disconnect() was called: no new operations
 };
 
-class SelfModule {
+class SelfModule : public weft::btl::ModuleBase<SelfModule> {
 public:
+    using Endpoint = SelfEndpoint;
+    static constexpr const char *kName = "self";
+
     SelfModule(const weft_host_t *host, const weft_btl_component_t *component,
                const SelfConfig &config);
-    SelfModule(const SelfModule &) = delete;
-    SelfModule &operator=(const SelfModule &) = delete;
-
-    weft_btl_module_t *c_module() { return &c_; }
-    // The module behind a C pointer, or nullptr if it is not a btl/self module.
-    static SelfModule *from(weft_btl_module_t *m);
-    // The live endpoint behind a C pointer (of a btl/self module), or nullptr.
-    static SelfEndpoint *endpoint(weft_btl_endpoint_t *ep);
 
     int reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const;
     int card(void *buf, size_t *len) const;
@@ -48,11 +41,13 @@ public:
     int send(SelfEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt);
     int sendi(SelfEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
               const void *payload, size_t payload_len);
-    int rdma(SelfEndpoint &ep, bool is_put, std::byte *local, size_t len, uint64_t remote_addr,
+    int rdma(SelfEndpoint &ep, bool is_put, void *local, size_t len, uint64_t remote_addr,
              const void *rkey, size_t rkey_len, weft_btl_rdma_cb_t cb, void *cb_ctx);
     int mem_register(void *addr, size_t len, weft_btl_reg_t *reg);
     int mem_deregister(weft_btl_reg_t *reg);
     int progress();
+    // Self has nothing to block on: everything it delivers it queued itself.
+    int wait_fd() const { return -1; }
     int disconnect(SelfEndpoint &ep);
     bool in_progress() const { return in_progress_; }
 
@@ -62,15 +57,11 @@ private:
     void forget(weft_btl_endpoint_t *ep);
 
     const weft_host_t *host_;
-    weft_btl_module_t c_{};
     SelfConfig config_;
     EventQueue queue_;
     Registrations registrations_;
     std::vector<std::unique_ptr<SelfEndpoint>> endpoints_;
     bool in_progress_ = false;
 };
-
-// The C operations table every btl/self module points to.
-extern const weft_btl_module_ops_t kSelfModuleOps;
 
 } // namespace weft::btl_self

@@ -11,10 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <weft/btl.h>
-#include <weft/component_util.hpp>
+#include <weft/btl_base.hpp>
 
-#include "btl_tcp_component.hpp"
 #include "btl_tcp_iface.hpp"
 #include "btl_tcp_module.hpp"
 
@@ -26,7 +24,7 @@ int tcp_open(const weft_host_t *host);
 int tcp_query(const weft_host_t *host, weft_query_result_t *result);
 int tcp_finalize(const weft_host_t *host);
 int tcp_init(const weft_host_t *host, weft_btl_module **modules, int max_modules, int *num_modules);
-int tcp_start_connect(weft_btl_module *module, const weft_btl_peer *peer, weft_btl_endpoint **endpoint);
+using Modules = weft::btl::Modules<TcpModule>;
 
 } // namespace
 
@@ -34,7 +32,7 @@ extern "C" WEFT_EXPORT const weft_btl_component_t weft_btl_tcp_component = {
     .base = {WEFT_COMPONENT_HEADER(weft_btl_component_t, "btl", "tcp", 1, 0, 0),
              .open = tcp_open, .query = tcp_query, .finalize = tcp_finalize},
     .init = tcp_init,
-    .start_connect = tcp_start_connect,
+    .start_connect = Modules::start_connect,
 };
 
 namespace {
@@ -175,17 +173,12 @@ int tcp_query(const weft_host_t *host, weft_query_result_t *result)
     return WEFT_SUCCESS;
 }
 
-// The modules of this process and what they share. The component entry
-// points carry no context, so the component keeps them here; init() and
-// finalize() are the writers.
-struct State {
-    Identity identity;
-    std::vector<std::unique_ptr<TcpModule>> modules;
-};
-std::unique_ptr<State> &state()
+// What the modules of this process share (they point to it): init()
+// makes it before the modules, finalize() drops it after them.
+std::unique_ptr<Identity> &identity()
 {
-    static std::unique_ptr<State> s;
-    return s;
+    static std::unique_ptr<Identity> id;
+    return id;
 }
 
 int refuse_value(const weft_host_t *host, const char *name, const std::string &value, const char *accepted)
@@ -238,7 +231,9 @@ int read_config(const weft_host_t *host, TcpConfig *c)
     return WEFT_SUCCESS;
 }
 
-int init_modules(const weft_host_t *host, weft_btl_module **modules, int max_modules, int *num_modules)
+// Opens one module per chosen interface into modules (Modules::init's
+// creation step).
+int init_modules(const weft_host_t *host, std::vector<std::unique_ptr<TcpModule>> &modules, int max_modules)
 {
     TcpConfig config;
     if (int rc = read_config(host, &config); rc != WEFT_SUCCESS)
@@ -250,20 +245,20 @@ int init_modules(const weft_host_t *host, weft_btl_module **modules, int max_mod
         host->log(self(), WEFT_LOG_ERROR, "%s", error.c_str());
         return WEFT_ERR_BAD_VALUE;
     }
-    auto st = std::make_unique<State>();
+    auto id = std::make_unique<Identity>();
     // A per-process secret: a connector must present it (read from this
     // process's card in the modex) before its connection reaches the runtime.
-    if (getrandom(st->identity.secret, kSecretBytes, 0) != static_cast<ssize_t>(kSecretBytes)) {
+    if (getrandom(id->secret, kSecretBytes, 0) != static_cast<ssize_t>(kSecretBytes)) {
         host->log(self(), WEFT_LOG_ERROR, "getrandom failed; cannot make the connection secret");
         return WEFT_ERR_IO;
     }
     for (const Chosen &c : chosen) {
-        if (static_cast<int>(st->modules.size()) >= max_modules) {
+        if (static_cast<int>(modules.size()) >= max_modules) {
             host->log(self(), WEFT_LOG_WARN, "more usable interfaces than the %d modules allowed; %s unused",
                       max_modules, c.addr.name.c_str());
             break;
         }
-        auto m = std::make_unique<TcpModule>(host, &weft_btl_tcp_component, config, c, &st->identity);
+        auto m = std::make_unique<TcpModule>(host, &weft_btl_tcp_component, config, c, id.get());
         uint16_t port = 0;
         if (std::string err = m->open(&port); !err.empty()) {
             host->log(self(), WEFT_LOG_WARN, "interface %s skipped: %s", c.addr.name.c_str(), err.c_str());
@@ -277,14 +272,11 @@ int init_modules(const weft_host_t *host, weft_btl_module **modules, int max_mod
         e.loopback = c.loopback;
         e.port = port;
         std::memcpy(e.addr, bytes, n);
-        st->identity.entries.push_back(e);
-        st->identity.has_loopback = st->identity.has_loopback || c.loopback;
-        st->modules.push_back(std::move(m));
+        id->entries.push_back(e);
+        id->has_loopback = id->has_loopback || c.loopback;
+        modules.push_back(std::move(m));
     }
-    for (size_t i = 0; i < st->modules.size(); ++i)
-        modules[i] = st->modules[i]->c_module();
-    *num_modules = static_cast<int>(st->modules.size());
-    if (st->modules.empty()) {
+    if (modules.empty()) {
         std::string inc, exc;
         const char *v = "";
         host->param_get_string("btl_tcp_if_include", &v);
@@ -296,68 +288,21 @@ int init_modules(const weft_host_t *host, weft_btl_module **modules, int max_mod
                               "exclude", exc.c_str(), nullptr};
         host->show_help(self(), "no-interfaces", args);
     }
-    state() = std::move(st);
+    identity() = std::move(id);
     return WEFT_SUCCESS;
 }
 
 int tcp_init(const weft_host_t *host, weft_btl_module **modules, int max_modules, int *num_modules)
 {
-    if (!num_modules)
-        return WEFT_ERR_BAD_PARAM;
-    *num_modules = 0;
-    if (!modules || max_modules < 1)
-        return WEFT_ERR_BAD_PARAM;
-    if (state()) {
-        host->log(self(), WEFT_LOG_ERROR, "init called twice without finalize; finalize the first modules first");
-        return WEFT_ERR_EXISTS;
-    }
-    try {
-        return init_modules(host, modules, max_modules, num_modules);
-    } catch (const std::bad_alloc &) {
-        return WEFT_ERR_NO_MEMORY;
-    } catch (...) {
-        return WEFT_ERROR;
-    }
+    return Modules::init(host, self(), modules, max_modules, num_modules,
+                         [&](auto &owned, int max) { return init_modules(host, owned, max); });
 }
 
-int tcp_start_connect(weft_btl_module *module, const weft_btl_peer *peer, weft_btl_endpoint **endpoint)
+int tcp_finalize(const weft_host_t *host)
 {
-    if (!endpoint)
-        return WEFT_ERR_BAD_PARAM;
-    *endpoint = nullptr;
-    TcpModule *m = TcpModule::from(module);
-    if (!m || !peer)
-        return WEFT_ERR_BAD_PARAM;
-    try {
-        return m->connect(peer, endpoint);
-    } catch (...) {
-        return WEFT_ERR_NO_MEMORY;
-    }
-}
-
-int tcp_finalize(const weft_host_t *)
-{
-    state().reset();
+    Modules::finalize(host);   // the modules first: they point to the identity
+    identity().reset();
     return WEFT_SUCCESS;
 }
 
 } // namespace
-
-namespace weft::btl_tcp {
-
-int release_module(weft_btl_module_t *m)
-{
-    auto &st = state();
-    TcpModule *tcp = TcpModule::from(m);
-    if (!st || !tcp || tcp->in_progress())
-        return WEFT_ERR_BAD_PARAM;
-    auto it = std::find_if(st->modules.begin(), st->modules.end(), [&](const auto &p) { return p.get() == tcp; });
-    if (it == st->modules.end())
-        return WEFT_ERR_BAD_PARAM;
-    st->modules.erase(it);
-    if (st->modules.empty())
-        st.reset();
-    return WEFT_SUCCESS;
-}
-
-} // namespace weft::btl_tcp

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <weft/btl.h>
+#include <weft/unique_fd.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -23,36 +24,6 @@
 #include "btl_tcp_wire.hpp"
 
 namespace weft::btl_tcp {
-
-// Owns one descriptor.
-class Fd {
-public:
-    Fd() = default;
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd() { reset(); }
-    Fd(Fd &&o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    Fd &operator=(Fd &&o) noexcept
-    {
-        if (this != &o) {
-            reset();
-            fd_ = std::exchange(o.fd_, -1);
-        }
-        return *this;
-    }
-    Fd(const Fd &) = delete;
-    Fd &operator=(const Fd &) = delete;
-    int get() const { return fd_; }
-    explicit operator bool() const { return fd_ >= 0; }
-    void reset()
-    {
-        if (fd_ >= 0)
-            ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    int fd_ = -1;
-};
 
 // What a link's reader hands up: a message (data valid during the call),
 // and where a large one should land. An interface, not std::functions: a
@@ -88,7 +59,7 @@ public:
     static constexpr int kClosed = -3;     // the peer's close frame arrived
     static constexpr int kStopped = -4;    // sink.stop() asked to stop
 
-    explicit Link(Fd fd, size_t max_payload) : fd_(std::move(fd)), max_payload_(max_payload) {}
+    explicit Link(UniqueFd fd, size_t max_payload) : fd_(std::move(fd)), max_payload_(max_payload) {}
 
     int fd() const { return fd_.get(); }
     bool has_queue() const { return !queue_.empty(); }
@@ -103,7 +74,7 @@ public:
     // Returns 0 (would block, or a read budget used up), an errno, or k*.
     int receive(LinkSink &sink, std::string *error);
     void drop_queue() { queue_.clear(); }
-    Fd release() { return std::move(fd_); }
+    UniqueFd release() { return std::move(fd_); }
     // The placement under way, if any; the link writes nothing into it after this.
     std::optional<Unlanded> abandon_placement();
 
@@ -133,7 +104,7 @@ private:
     // Moves the unread bytes to the front of rbuf_.
     void compact();
 
-    Fd fd_;
+    UniqueFd fd_;
     size_t max_payload_;
     std::deque<Pending> queue_;
     // Small frames: read in bulk, parsed in place.

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include <weft/btl.h>
+#include <weft/btl_base.hpp>
 
 #include "btl_tcp_iface.hpp"
 #include "btl_tcp_link.hpp"
@@ -61,9 +61,19 @@ struct Identity {
 struct TcpEndpoint;
 class TcpModule;
 
+// Shared by the module's sources (btl_tcp_module.cc, _connect.cc, _data.cc).
+using Clock = std::chrono::steady_clock;
+// epoll tags: the low bits of an (8-aligned) object pointer say what it is.
+inline constexpr uintptr_t kTagListener = 0, kTagHandshake = 1, kTagEndpoint = 2, kTagMask = 7;
+// How long a closed link waits for the peer's end before it is dropped.
+inline constexpr auto kLinger = std::chrono::seconds(5);
+
+// The socket address of a card entry (*len: its length).
+sockaddr_storage to_sockaddr(const CardEntry &e, socklen_t *len);
+
 // A connection in its handshake, either direction.
 struct Handshake {
-    Fd fd;
+    UniqueFd fd;
     bool outgoing = false;
     bool connected = false;             // outgoing: the TCP connect completed
     TcpEndpoint *ep = nullptr;          // outgoing: the endpoint it serves
@@ -102,8 +112,7 @@ struct LinkSlot {
     std::unique_ptr<Link> link;         // once up
 };
 
-struct TcpEndpoint {
-    weft_btl_endpoint_t c{};
+struct TcpEndpoint : weft::btl::EndpointBase {
     std::string host;                   // peer's host name, for messages
     std::string addr;                   // peer's address, for messages
     EpPhase phase = EpPhase::connecting;
@@ -123,24 +132,28 @@ struct TcpEndpoint {
     Link &primary() { return *slots[0]->link; }
 };
 
-class TcpModule {
+class TcpModule : public weft::btl::ModuleBase<TcpModule> {
 public:
+    using Endpoint = TcpEndpoint;
+    static constexpr const char *kName = "tcp";
+    // A gone endpoint waits for reap(); the runtime's operations on it fail.
+    static bool usable(const TcpEndpoint &ep) { return ep.phase != EpPhase::gone; }
+
     TcpModule(const weft_host_t *host, const weft_btl_component_t *component,
               const TcpConfig &config, const Chosen &iface, Identity *identity);
     ~TcpModule();
-    TcpModule(const TcpModule &) = delete;
-    TcpModule &operator=(const TcpModule &) = delete;
 
     // Listener and epoll set; "" or what failed.
     std::string open(uint16_t *port);
-    weft_btl_module_t *c_module() { return &c_; }
-    static TcpModule *from(weft_btl_module_t *m);
-    static TcpEndpoint *endpoint(weft_btl_endpoint_t *ep);
 
     int reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const;
     int card(void *buf, size_t *len) const;
     int connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out);
-    int send(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags);
+    int send(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt)
+    {
+        return sendx(ep, am_id, iov, iovcnt, 0);
+    }
+    int sendx(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags);
     int sendi(TcpEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
               size_t payload_len);
     int progress();
@@ -182,7 +195,7 @@ private:
     // Debug-level message, built only when debug is on.
     template <class Text>
     void debug(Text &&text) const;
-    void adopt(TcpEndpoint &ep, unsigned link, Fd fd);
+    void adopt(TcpEndpoint &ep, unsigned link, UniqueFd fd);
     TcpEndpoint &new_endpoint(uint32_t rank);
     void watch_link(LinkSlot &slot, bool out);
     void unwatch_link(LinkSlot &slot);
@@ -217,17 +230,16 @@ private:
     };
 
     const weft_host_t *host_;
-    weft_btl_module_t c_{};
     TcpConfig config_;
     Chosen iface_;
     Identity *identity_;
-    Fd listener_, epfd_;
+    UniqueFd listener_, epfd_;
     std::vector<std::unique_ptr<TcpEndpoint>> endpoints_;
     std::vector<std::unique_ptr<Handshake>> handshakes_;
     std::deque<Report> reports_;
     // Links closed locally, kept until the peer closes its end (or kLinger).
     struct Lingering {
-        Fd fd;
+        UniqueFd fd;
         std::chrono::steady_clock::time_point deadline;
         std::string who;
     };
@@ -242,22 +254,14 @@ private:
     size_t rmem_max_ = SIZE_MAX, wmem_max_ = SIZE_MAX;   // what SO_RCVBUF/SO_SNDBUF may ask
 };
 
-extern const weft_btl_module_ops_t kTcpModuleOps;
-
-// Inline: every operation of the C table starts with them.
-inline TcpModule *TcpModule::from(weft_btl_module_t *m)
+// In the header: every source of the module logs. Callers pass a callable
+// that builds the text: nothing is built unless debug output is on.
+template <class Text>
+void TcpModule::debug(Text &&text) const
 {
-    if (!m || m->ops != &kTcpModuleOps || !m->module_ctx)
-        return nullptr;
-    return static_cast<TcpModule *>(m->module_ctx);
-}
-
-inline TcpEndpoint *TcpModule::endpoint(weft_btl_endpoint_t *ep)
-{
-    if (!ep || !from(ep->module))
-        return nullptr;
-    auto *e = reinterpret_cast<TcpEndpoint *>(ep);
-    return e->phase == EpPhase::gone ? nullptr : e;
+    const auto *self = &c_.component->base;
+    if (host_->log_enabled(self, WEFT_LOG_DEBUG))
+        host_->log(self, WEFT_LOG_DEBUG, "%s: %s", c_.name, std::string(text()).c_str());
 }
 
 } // namespace weft::btl_tcp

@@ -114,7 +114,7 @@ typedef struct weft_btl_peer {
 
 /* Flags of sendx(). */
 #define WEFT_BTL_SEND_UNORDERED 0x1u   /* this frame may overtake, or be overtaken by, other
-                                          frames of the endpoint (see "Ordering" below) */
+                                          frames of the endpoint (see "Ordering" above) */
 
 /* Exclusivity: a module that reaches a peer excludes modules of lower
  * exclusivity for that peer (self beats shared memory beats networks). */

@@ -16,8 +16,8 @@
 
 #include "core/framework.hpp"
 #include "rte/btl_layer.hpp"
-#include "test_util.hpp"
-#include "../components/old_abi_component.h"
+#include "../test_util.hpp"
+#include "../../components/old_abi_component.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "btl_scif_card.hpp"
+#include "btl_scif_wire.hpp"
 
 #include <cstring>
 

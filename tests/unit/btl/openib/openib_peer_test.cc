@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "btl_harness.hpp"
+#include "../btl_harness.hpp"
 #include "btl_openib_rcache.hpp"
 #include "btl_openib_wire.hpp"
 #include "core/framework.hpp"

@@ -17,7 +17,7 @@
 #include <map>
 #include <random>
 
-#include "btl_harness.hpp"
+#include "../btl_harness.hpp"
 #include "btl_tcp_iface.hpp"
 #include "btl_tcp_link.hpp"
 #include "btl_tcp_wire.hpp"

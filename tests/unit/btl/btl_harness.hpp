@@ -1,10 +1,10 @@
 // The btl conformance harness: loads one btl component through the real
 // framework repository (Framework::init over the build tree), initializes
 // its modules, records every upcall, and drives progress with bounded waits.
-// tests/unit/btl_conformance_test.cc runs the same suite through it against
-// every transport in conformance_transports().
+// tests/unit/btl/btl_conformance_test.cc runs the same suite through it against
+// every transport in its kTransports list.
 //
-// Adding a transport: append a TransportTraits to the list in
+// Adding a transport: append a TransportTraits to kTransports in
 // btl_conformance_test.cc. A transport that reaches its own process
 // (PeerMode::loopback, like self) runs the data-path tests on an endpoint to
 // itself. A transport that needs another process (PeerMode::other_process:
@@ -29,7 +29,7 @@
 
 #include <weft/btl.h>
 
-#include "test_util.hpp"
+#include "../test_util.hpp"
 
 namespace weft::test::btl {
 

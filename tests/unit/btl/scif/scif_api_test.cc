@@ -24,7 +24,7 @@
 #include <weft/scif.h>
 
 #include "no_process_vm.hpp"
-#include "../runtime/scif_raw.hpp"
+#include "../../../runtime/scif_raw.hpp"
 
 namespace {
 

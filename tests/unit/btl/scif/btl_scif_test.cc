@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "../runtime/scif_raw.hpp"
-#include "btl_harness.hpp"
-#include "btl_scif_card.hpp"
+#include "../../../runtime/scif_raw.hpp"
+#include "../btl_harness.hpp"
+#include "btl_scif_wire.hpp"
 #include "no_process_vm.hpp"
 
 using namespace weft::test::btl;

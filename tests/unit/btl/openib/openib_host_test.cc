@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "btl_harness.hpp"
+#include "../btl_harness.hpp"
 #include "btl_openib_device.hpp"
 #include "core/framework.hpp"
 #include "cpc/cpc_rdmacm.hpp"

@@ -1,6 +1,6 @@
-// Small owners of kernel resources used by the SCIF library: a descriptor
-// and a shared mapping. Each closes or unmaps exactly once, so no error path
-// leaks a socket or a ring.
+// Small owners of kernel resources used by the SCIF library: a shared
+// mapping (and, from the framework, a descriptor). Each closes or unmaps
+// exactly once, so no error path leaks a socket or a ring.
 #pragma once
 
 #include <sys/mman.h>
@@ -9,38 +9,12 @@
 #include <cstddef>
 #include <utility>
 
+#include <weft/unique_fd.hpp>
+
 namespace weft::scif {
 
-class UniqueFd {
-public:
-    UniqueFd() = default;
-    explicit UniqueFd(int fd) : fd_(fd) {}
-    ~UniqueFd() { reset(); }
-    UniqueFd(UniqueFd &&o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    UniqueFd &operator=(UniqueFd &&o) noexcept
-    {
-        if (this != &o) {
-            reset();
-            fd_ = std::exchange(o.fd_, -1);
-        }
-        return *this;
-    }
-    UniqueFd(const UniqueFd &) = delete;
-    UniqueFd &operator=(const UniqueFd &) = delete;
-
-    int get() const { return fd_; }
-    int release() { return std::exchange(fd_, -1); }
-    void reset(int fd = -1)
-    {
-        if (fd_ >= 0)
-            ::close(fd_);
-        fd_ = fd;
-    }
-    explicit operator bool() const { return fd_ >= 0; }
-
-private:
-    int fd_ = -1;
-};
+// The descriptor owner is weft::UniqueFd (<weft/unique_fd.hpp>), shared with
+// the components.
 
 class Mapping {
 public:

@@ -1,0 +1,372 @@
+// btl/scif's data path: sends through the rings (whole, fragments,
+// rendezvous), delivery to the runtime, disconnect and final reports,
+// registration and put/get.
+#include "btl_scif_module.hpp"
+
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string_view>
+
+#include "scif_endpoint.hpp"
+
+namespace weft::btl_scif {
+
+namespace sc = weft::scif;
+
+namespace {
+
+// Queued large-send bytes per endpoint before send() says WEFT_ERR_AGAIN.
+constexpr size_t kMaxPendingBytes = size_t{256} << 20;
+
+} // namespace
+
+void ScifModule::finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status,
+                        const char *reason)
+{
+    if (ep.epd >= 0)
+        sc::close_endpoint(ep.epd);
+    ep.epd = -1;
+    ep.phase = EpPhase::dead;
+    ep.c.state = state;
+    ep.pending.clear();
+    ep.inflight.clear();
+    ep.acks_owed.clear();
+    ep.pending_bytes = 0;
+    if (!ep.reported) {
+        ep.reported = true;
+        if (c_.upcalls.state)
+            c_.upcalls.state(c_.upcalls.ctx, &ep.c, state, status, reason);
+    }
+}
+
+int ScifModule::send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt)
+{
+    if (ep.closing || ep.phase == EpPhase::dead)
+        return WEFT_ERR_UNREACHABLE;
+    if (iovcnt < 0 || (iovcnt > 0 && !iov))
+        return WEFT_ERR_BAD_PARAM;
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+        if (iov[i].iov_len && !iov[i].iov_base)
+            return WEFT_ERR_BAD_PARAM;
+        total += iov[i].iov_len;
+        if (total > config_.max_send)
+            return WEFT_ERR_BAD_PARAM;
+    }
+    if (ep.phase == EpPhase::connected && ep.pending.empty()) {
+        sc::Endpoint *s = sc::lookup(ep.epd);
+        if (total <= sc::max_message(*s)) {
+            std::span<const std::byte> small[8];
+            if (iovcnt <= 8) {
+                for (int i = 0; i < iovcnt; ++i)
+                    small[i] = bytes(iov[i].iov_base, iov[i].iov_len);
+                int rc = sc::try_send_message(*s, kAm, am_id, std::span(small, iovcnt));
+                if (rc == 0) {
+                    if (s->tx.consumer_sleeps())
+                        sc::notify(*s);
+                    return WEFT_SUCCESS;
+                }
+                if (rc == -ECONNRESET)
+                    return WEFT_ERR_UNREACHABLE;
+            }
+        }
+    }
+    // Queue a copy: copy semantics, sent in order from progress().
+    if (ep.pending_bytes + total > kMaxPendingBytes)
+        return WEFT_ERR_AGAIN;
+    ScifEndpoint::Pending p;
+    p.am_id = am_id;
+    p.data.resize(total);
+    size_t at = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+        if (iov[i].iov_len)
+            std::memcpy(p.data.data() + at, iov[i].iov_base, iov[i].iov_len);
+        at += iov[i].iov_len;
+    }
+    ep.pending_bytes += total;
+    ep.pending.push_back(std::move(p));
+    if (ep.phase == EpPhase::connected)
+        flush_pending(ep);
+    return WEFT_SUCCESS;
+}
+
+int ScifModule::sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
+                      const void *payload, size_t payload_len)
+{
+    if (ep.closing || ep.phase == EpPhase::dead)
+        return WEFT_ERR_UNREACHABLE;
+    if (hdr_len + payload_len > c_.caps.inline_max || (hdr_len && !hdr) ||
+        (payload_len && !payload))
+        return WEFT_ERR_BAD_PARAM;
+    if (ep.phase != EpPhase::connected || !ep.pending.empty())
+        return WEFT_ERR_AGAIN;
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    const std::span<const std::byte> pieces[2] = {bytes(hdr, hdr_len), bytes(payload, payload_len)};
+    int rc = sc::try_send_message(*s, kAm, am_id, pieces);
+    if (rc == 0) {
+        if (s->tx.consumer_sleeps())
+            sc::notify(*s);
+        return WEFT_SUCCESS;
+    }
+    return rc == -EAGAIN ? WEFT_ERR_AGAIN : WEFT_ERR_UNREACHABLE;
+}
+
+void ScifModule::flush_pending(ScifEndpoint &ep)
+{
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    if (!s)
+        return;
+    const size_t frag = sc::max_message(*s) - sizeof(uint64_t);
+    bool sent_any = false;
+    while (!ep.pending.empty()) {
+        auto &p = ep.pending.front();
+        if (!p.started && p.data.size() <= sc::max_message(*s)) {
+            const std::span<const std::byte> one[1] = {p.data};
+            if (sc::try_send_message(*s, kAm, p.am_id, one) != 0)
+                break;
+        } else if (!p.started && s->single_copy) {
+            // Rendezvous: the peer reads our copy in one process_vm_readv.
+            const RdvDesc d{reinterpret_cast<uintptr_t>(p.data.data()), p.data.size(),
+                            ep.next_cookie};
+            const std::span<const std::byte> desc[1] = {bytes(&d, sizeof d)};
+            if (sc::try_send_message(*s, kRdv, p.am_id, desc) != 0)
+                break;
+            ++ep.next_cookie;
+            ep.inflight.emplace_back(d.cookie, std::move(p.data));   // the buffer stays put
+            ep.pending.pop_front();
+            sent_any = true;
+            continue;
+        } else if (!p.started) {
+            const uint64_t total = p.data.size();
+            const std::span<const std::byte> first[2] = {bytes(&total, sizeof total),
+                                                         std::span(p.data).first(frag)};
+            if (sc::try_send_message(*s, kFragFirst, p.am_id, first) != 0)
+                break;
+            p.started = true;
+            p.sent = frag;
+            sent_any = true;
+            continue;
+        } else {
+            const size_t n = std::min(frag + sizeof(uint64_t), p.data.size() - p.sent);
+            const std::span<const std::byte> next[1] = {std::span(p.data).subspan(p.sent, n)};
+            if (sc::try_send_message(*s, kFrag, p.am_id, next) != 0)
+                break;
+            p.sent += n;
+            sent_any = true;
+            if (p.sent < p.data.size())
+                continue;
+        }
+        sent_any = true;
+        ep.pending_bytes -= p.data.size();
+        ep.pending.pop_front();
+    }
+    if (sent_any && s->tx.consumer_sleeps())
+        sc::notify(*s);
+}
+
+void ScifModule::flush_acks(ScifEndpoint &ep)
+{
+    if (ep.acks_owed.empty())
+        return;
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    if (!s)
+        return;
+    size_t n = 0;
+    for (; n < ep.acks_owed.size(); ++n) {
+        const std::span<const std::byte> body[1] = {bytes(&ep.acks_owed[n], sizeof(uint64_t))};
+        if (sc::try_send_message(*s, kRdvDone, 0, body) != 0)
+            break;
+    }
+    ep.acks_owed.erase(ep.acks_owed.begin(), ep.acks_owed.begin() + static_cast<long>(n));
+    if (n > 0 && s->tx.consumer_sleeps())
+        sc::notify(*s);
+}
+
+void ScifModule::read_rdv(ScifEndpoint &ep, uint8_t am_id, std::span<const std::byte> payload)
+{
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    RdvDesc d;
+    if (payload.size() != sizeof d)
+        return;   // a broken peer: dropped
+    std::memcpy(&d, payload.data(), sizeof d);
+    // Answered whatever happens, so the sender never holds the copy forever.
+    ep.acks_owed.push_back(d.cookie);
+    if (d.len > config_.max_send)
+        return;
+    std::vector<std::byte> buf(d.len);
+    if (sc::copy_with_peer(*s, true, buf.data(), d.addr, d.len) != 0)
+        return;   // gone (the endpoint fails next) or a bad address (dropped)
+    if (c_.upcalls.recv)
+        c_.upcalls.recv(c_.upcalls.ctx, &ep.c, am_id, buf.data(), buf.size());
+}
+
+void ScifModule::rdv_done(ScifEndpoint &ep, std::span<const std::byte> payload)
+{
+    uint64_t cookie;
+    if (payload.size() != sizeof cookie)
+        return;
+    std::memcpy(&cookie, payload.data(), sizeof cookie);
+    for (auto it = ep.inflight.begin(); it != ep.inflight.end(); ++it)
+        if (it->first == cookie) {
+            ep.pending_bytes -= it->second.size();
+            ep.inflight.erase(it);
+            return;
+        }
+}
+
+int ScifModule::deliver(ScifEndpoint &ep, int budget)
+{
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    int events = 0;
+    sc::Chunk c;
+    // Not in the round that announced CONNECTED (see connected_round).
+    while (events < budget && s && ep.phase != EpPhase::dead && ep.connected_round != rounds_ &&
+           s->rx.peek(&c)) {
+        const auto type = static_cast<uint8_t>(c.type);
+        if (ep.phase == EpPhase::awaiting_hello) {
+            // Copied out and freed first: handle_hello may hand the
+            // connection to another endpoint or close it.
+            // One byte more than the largest hello, so a longer one is refused.
+            std::byte hello[sizeof(HelloHead) + kMaxJobId + 1];
+            const size_t len = type == kHello ? std::min(c.payload.size(), sizeof hello) : 0;
+            if (len)
+                std::memcpy(hello, c.payload.data(), len);
+            s->rx.pop();
+            ++events;
+            if (type != kHello) {
+                refuse_endpoint(ep, "its first message is not a hello");
+                return events;
+            }
+            if (!handle_hello(ep, hello, len)) {
+                if (ep.phase != EpPhase::dead) {
+                    ep.reported = true;   // never announced: close quietly
+                    finish(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
+                }
+                return events;
+            }
+            if (ep.phase != EpPhase::connected)
+                return events;   // adopted by the endpoint of our own connect
+            continue;
+        }
+        if (ep.phase == EpPhase::awaiting_reply) {
+            const uint8_t answer = type == kHelloReply ? c.tag : uint8_t{kRefuse};
+            s->rx.pop();
+            ++events;
+            handle_reply(ep, answer);
+            if (ep.phase != EpPhase::connected)
+                return events;
+            continue;
+        }
+        switch (type) {
+        case kAm:
+            if (c_.upcalls.recv)
+                c_.upcalls.recv(c_.upcalls.ctx, &ep.c, c.tag, c.payload.data(), c.payload.size());
+            break;
+        case kRdv:
+            read_rdv(ep, c.tag, c.payload);
+            break;
+        case kRdvDone:
+            rdv_done(ep, c.payload);
+            break;
+        case kFragFirst: {
+            uint64_t total = 0;
+            if (c.payload.size() >= sizeof total)
+                std::memcpy(&total, c.payload.data(), sizeof total);
+            if (c.payload.size() < sizeof total || total > config_.max_send ||
+                c.payload.size() - sizeof total > total) {
+                ep.reasm_active = false;   // a broken peer: drop the message
+                break;
+            }
+            ep.reasm.assign(c.payload.begin() + sizeof total, c.payload.end());
+            ep.reasm.reserve(total);
+            ep.reasm_total = total;
+            ep.reasm_am = c.tag;
+            ep.reasm_active = true;
+            break;
+        }
+        case kFrag:
+            if (!ep.reasm_active || ep.reasm.size() + c.payload.size() > ep.reasm_total)
+                break;
+            ep.reasm.insert(ep.reasm.end(), c.payload.begin(), c.payload.end());
+            if (ep.reasm.size() == ep.reasm_total) {
+                ep.reasm_active = false;
+                if (c_.upcalls.recv)
+                    c_.upcalls.recv(c_.upcalls.ctx, &ep.c, ep.reasm_am, ep.reasm.data(),
+                                    ep.reasm.size());
+                std::vector<std::byte>().swap(ep.reasm);
+            }
+            break;
+        default:
+            break;   // unknown types from a newer peer are skipped
+        }
+        s->rx.pop();
+        ++events;
+    }
+    return events;
+}
+
+int ScifModule::disconnect(ScifEndpoint &ep)
+{
+    if (ep.phase == EpPhase::dead && ep.c.state == WEFT_BTL_EP_FAILED && !ep.close_requested) {
+        ep.close_requested = true;
+        return WEFT_SUCCESS;
+    }
+    if (ep.closing || ep.phase == EpPhase::dead)
+        return WEFT_ERR_BAD_PARAM;
+    // CLOSED comes from progress() once everything accepted is in the ring
+    // (the peer reads the ring before it reports CLOSED itself).
+    ep.closing = true;
+    return WEFT_SUCCESS;
+}
+
+int ScifModule::mem_register(void *addr, size_t len, weft_btl_reg_t *reg)
+{
+    if (!reg || (!addr && len))
+        return WEFT_ERR_BAD_PARAM;
+    Rkey k{kRkeyMagic, static_cast<uint32_t>(getpid()), reinterpret_cast<uintptr_t>(addr), len};
+    reg->addr = addr;
+    reg->length = len;
+    std::memcpy(reg->rkey, &k, sizeof k);
+    reg->rkey_len = sizeof k;
+    reg->module_ctx = nullptr;
+    return WEFT_SUCCESS;
+}
+
+int ScifModule::mem_deregister(weft_btl_reg_t *reg) { return reg ? WEFT_SUCCESS : WEFT_ERR_BAD_PARAM; }
+
+int ScifModule::rdma(ScifEndpoint &ep, bool is_put, void *local_ptr, size_t len,
+                     uint64_t remote_addr, const void *rkey, size_t rkey_len,
+                     weft_btl_rdma_cb_t cb, void *cb_ctx)
+{
+    auto *local = static_cast<std::byte *>(local_ptr);
+    if (ep.closing || ep.phase == EpPhase::dead)
+        return WEFT_ERR_UNREACHABLE;
+    if (ep.phase != EpPhase::connected)
+        return WEFT_ERR_AGAIN;
+    if (!(c_.caps.flags & WEFT_BTL_FLAG_PUT))
+        return WEFT_ERR_NOT_SUPPORTED;
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    Rkey k;
+    if (!parse_rkey(rkey, rkey_len, &k) || k.pid != static_cast<uint32_t>(s->peer_pid) ||
+        remote_addr < k.base || remote_addr + len < remote_addr ||
+        remote_addr + len > k.base + k.length || (!local && len))
+        return WEFT_ERR_BAD_PARAM;
+    if (!s->single_copy)
+        return WEFT_ERR_NOT_SUPPORTED;   // the kernel refused process_vm_* toward this peer
+    int rc = len ? sc::copy_with_peer(*s, !is_put, local, remote_addr, len) : 0;
+    const int status = rc == 0 ? WEFT_SUCCESS : rc == -ECONNRESET ? WEFT_ERR_UNREACHABLE : WEFT_ERR_IO;
+    if (status == WEFT_ERR_UNREACHABLE)
+        return status;
+    completions_.push_back({&ep.c, cb, cb_ctx, status});
+    return WEFT_SUCCESS;
+}
+
+} // namespace weft::btl_scif
