@@ -57,6 +57,10 @@ const char *class_words(int cls)
     case MPI_ERR_INFO: return "MPI_ERR_INFO: invalid info object";
     case MPI_ERR_NOT_SUPPORTED: return "MPI_ERR_NOT_SUPPORTED: not supported by weft's MPI subset";
     case MPI_ERR_PROC_FAILED: return "MPI_ERR_PROC_FAILED: a peer process failed or cannot be reached";
+    case MPI_ERR_UNSUPPORTED_OPERATION: return "MPI_ERR_UNSUPPORTED_OPERATION: operation not supported";
+    case MPI_ERR_INFO_KEY: return "MPI_ERR_INFO_KEY: info key too long or empty";
+    case MPI_ERR_INFO_VALUE: return "MPI_ERR_INFO_VALUE: info value too long or empty";
+    case MPI_ERR_INFO_NOKEY: return "MPI_ERR_INFO_NOKEY: the info key is not defined";
     default: return nullptr;
     }
 }

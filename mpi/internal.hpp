@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 // The profiling interface: every MPI function is defined as PMPI_X, and
@@ -232,9 +233,24 @@ struct Operation {
     virtual bool cancel() { return false; }
 };
 
+struct Request;
+
+// A persistent request's recipe (MPI_Send_init, MPI_Recv_init, a
+// persistent collective): start() begins one round by making r what the
+// matching nonblocking call would have made it (Send, Recv, Done, or an
+// Op through run_operation_in). Returns an MPI class, raised already.
+struct Persistent {
+    virtual ~Persistent() = default;
+    virtual int start(Request &r) = 0;
+};
+
 struct Request {
     int index = 0;                   // its slot; the handle is index + 1
     bool live = false;
+    // Persistent: completion leaves it inactive (Done, empty status) with
+    // its handle, for MPI_Start to begin the next round from `recipe`.
+    bool persistent = false;
+    bool active = false;
     int next_free = -1;
     // Op: driven by `op` until complete, then Done with done_status.
     enum class Kind { Send, Recv, Done, Op } kind = Kind::Send;
@@ -246,6 +262,7 @@ struct Request {
     Wire wire;                       // a packed send/receive's bytes
     MPI_Status done_status{};        // Kind::Done: the status to report
     std::unique_ptr<Operation> op;   // Kind::Op
+    std::unique_ptr<Persistent> recipe;   // persistent only
 };
 
 // Requests are pooled: a slot is reused through an intrusive free list,
@@ -305,9 +322,24 @@ inline void free_request(MPI_Request h)
 // returns the MPI error class of the operation (MPI_SUCCESS included).
 int finish_request(Request &r, const weft_msg_status_t &ws, MPI_Status *status);
 
-// Starts a receive (MPI_Irecv's checks and errors).
+// Starts a receive (MPI_Irecv's checks and errors). type: the datatype th
+// names, or a copy a persistent request keeps (th may be freed meanwhile).
 int start_recv(const char *fn, void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h,
-               MPI_Request *out);
+               MPI_Request *out, const Datatype *type = nullptr);
+// Starts a send of any mode (flags: WEFT_SEND_SYNC); *out gets the request
+// (nonblocking), or the send completes here (out null). type as above.
+int start_send(const char *fn, const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h,
+               unsigned flags, MPI_Request *out, const Datatype *type = nullptr);
+// The checks of a send (recv false) or receive's arguments, MPI_SUCCESS or
+// the error raised: c and t are what the handles h and th name (or null).
+int check_p2p(const char *fn, MPI_Comm h, Comm *c, const void *buf, int count, const Datatype *t, MPI_Datatype th,
+              int peer, int tag, bool recv);
+// MPI_Iprobe's work (checks, services, the engine's probe): *flag, and *ws
+// when a message is there. From MPI_PROC_NULL: *flag = 1 and ws untouched.
+int probe_once(const char *fn, int source, int tag, MPI_Comm h, int *flag, weft_msg_status_t *ws);
+// A buffered send (MPI_Bsend, MPI_Ibsend with out).
+int bsend(const char *fn, const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h,
+          MPI_Request *out, const Datatype *type = nullptr);
 // A freed send whose bytes were packed keeps them until weft is done.
 void keep_in_background(weft_request_t req, std::vector<std::byte> data);
 
@@ -316,6 +348,18 @@ void keep_in_background(weft_request_t req, std::vector<std::byte> data);
 MPI_Request start_operation(std::unique_ptr<Operation> op, MPI_Comm c);
 // Advances r once if it is an operation; true when r is complete (Done).
 bool advance_operation(Request &r);
+// Makes the existing request r (a persistent one being started) run op.
+void run_operation_in(Request &r, std::unique_ptr<Operation> op);
+// A new inactive persistent request on c that starts rounds from recipe.
+MPI_Request make_persistent(std::unique_ptr<Persistent> recipe, MPI_Comm c);
+// Null or an inactive persistent request: what MPI_Waitany and friends skip.
+inline bool null_or_inactive(MPI_Request h)
+{
+    if (h == MPI_REQUEST_NULL)
+        return true;
+    const Request *r = request(h);
+    return r && r->persistent && !r->active;
+}
 
 // Work every blocking wait of the MPI layer does between progress passes:
 // the one-sided layer's passive-target service while windows are open, the

@@ -16,7 +16,10 @@ libweft_mpi_la_SOURCES = \
 	mpi/win_sync.cc
 # The MPI-3.1 surface grows by area, each in its own files (issue 22).
 # Point-to-point, requests, threads and the environment:
-libweft_mpi_la_SOURCES +=
+libweft_mpi_la_SOURCES += \
+	mpi/persistent.cc \
+	mpi/mprobe.cc \
+	mpi/grequest.cc
 
 # Collectives (blocking, nonblocking, persistent) and operations:
 libweft_mpi_la_SOURCES +=

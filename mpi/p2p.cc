@@ -79,19 +79,29 @@ int check(const char *fn, MPI_Comm h, Comm *c, const void *buf, int count, const
     return MPI_SUCCESS;
 }
 
+} // namespace
+
+int check_p2p(const char *fn, MPI_Comm h, Comm *c, const void *buf, int count, const Datatype *t, MPI_Datatype th,
+              int peer, int tag, bool recv)
+{
+    return check(fn, h, c, buf, count, t, th, peer, tag, recv);
+}
+
+namespace {
+
 int send_failed(Comm *c, const char *fn, int rc, int dest)
 {
     return raise(c, fail_class(rc), fn,
                  "to rank " + std::to_string(dest) + ": " + weft_why(rc));
 }
 
-// Starts a send of any mode; *out gets the request (nonblocking) or the
-// send completes here (out null).
+} // namespace
+
 int start_send(const char *fn, const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h,
-               unsigned flags, MPI_Request *out)
+               unsigned flags, MPI_Request *out, const Datatype *type)
 {
     Comm *c = comm(h);
-    const Datatype *t = datatype(th);
+    const Datatype *t = type ? type : datatype(th);
     if (int rc = check(fn, h, c, buf, count, t, th, dest, tag, false))
         return rc;
     if (dest == MPI_PROC_NULL) {
@@ -137,10 +147,10 @@ int start_send(const char *fn, const void *buf, int count, MPI_Datatype th, int 
 }
 
 int bsend(const char *fn, const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h,
-          MPI_Request *out)
+          MPI_Request *out, const Datatype *type)
 {
     Comm *c = comm(h);
-    const Datatype *t = datatype(th);
+    const Datatype *t = type ? type : datatype(th);
     if (int rc = check(fn, h, c, buf, count, t, th, dest, tag, false))
         return rc;
     if (out) {
@@ -176,6 +186,8 @@ int bsend(const char *fn, const void *buf, int count, MPI_Datatype th, int dest,
     return MPI_SUCCESS;
 }
 
+namespace {
+
 uint32_t weft_source(const Comm &c, int source)
 {
     return source == MPI_ANY_SOURCE ? WEFT_ANY_SOURCE : c.to_world(source);
@@ -193,10 +205,10 @@ void keep_in_background(weft_request_t req, std::vector<std::byte> data)
 }
 
 int start_recv(const char *fn, void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h,
-               MPI_Request *out)
+               MPI_Request *out, const Datatype *type)
 {
     Comm *c = comm(h);
-    const Datatype *t = datatype(th);
+    const Datatype *t = type ? type : datatype(th);
     if (int rc = check(fn, h, c, buf, count, t, th, source, tag, true))
         return rc;
     Request *r;
@@ -220,6 +232,25 @@ int start_recv(const char *fn, void *buf, int count, MPI_Datatype th, int source
         return raise(c, fail_class(rc), fn, weft_why(rc));
     }
     *out = rh;
+    return MPI_SUCCESS;
+}
+
+int probe_once(const char *fn, int source, int tag, MPI_Comm h, int *flag, weft_msg_status_t *ws)
+{
+    Comm *c = comm(h);
+    if (int rc = check(fn, h, c, nullptr, 0, datatype(MPI_BYTE), MPI_BYTE, source, tag, true))
+        return rc;
+    if (!flag)
+        return raise(c, MPI_ERR_ARG, fn, "flag is NULL");
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    if (g_service)
+        g_service();
+    if (int rc = weft_iprobe_ctx(weft_source(*c, source), tag == MPI_ANY_TAG ? WEFT_ANY_TAG : tag, c->context, flag,
+                                 ws))
+        return raise(c, fail_class(rc), fn, weft_why(rc));
     return MPI_SUCCESS;
 }
 
@@ -456,24 +487,13 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype th, int dest, int s
 WEFT_MPI_WEAK(Iprobe)
 int PMPI_Iprobe(int source, int tag, MPI_Comm h, int *flag, MPI_Status *status)
 {
-    Comm *c = comm(h);
-    if (int rc = check("MPI_Iprobe", h, c, nullptr, 0, datatype(MPI_BYTE), MPI_BYTE, source, tag, true))
-        return rc;
-    if (!flag)
-        return raise(c, MPI_ERR_ARG, "MPI_Iprobe", "flag is NULL");
-    if (source == MPI_PROC_NULL) {
-        *flag = 1;
-        empty_status(status);
-        return MPI_SUCCESS;
-    }
-    if (g_service)
-        g_service();
     weft_msg_status_t ws{};
-    if (int rc = weft_iprobe_ctx(weft_source(*c, source), tag == MPI_ANY_TAG ? WEFT_ANY_TAG : tag, c->context, flag,
-                                 &ws))
-        return raise(c, fail_class(rc), "MPI_Iprobe", weft_why(rc));
-    if (*flag && status)
-        to_status(ws, *c, status);
+    if (int rc = probe_once("MPI_Iprobe", source, tag, h, flag, &ws))
+        return rc;
+    if (*flag && source == MPI_PROC_NULL)
+        empty_status(status);
+    else if (*flag && status)
+        to_status(ws, *comm(h), status);
     return MPI_SUCCESS;
 }
 

@@ -92,7 +92,31 @@ bool test_one(Request &r, weft_msg_status_t *ws, int *rc)
     return done != 0;
 }
 
-// Completes r and frees its handle; the MPI class, after calling the
+// An inactive persistent request: MPI_Wait on it returns at once with an
+// empty status (source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0).
+void make_inactive(Request &r)
+{
+    r.active = false;
+    r.kind = Request::Kind::Done;
+    r.req = WEFT_REQUEST_NULL;
+    empty_status(&r.done_status);
+    r.done_status.MPI_SOURCE = MPI_ANY_SOURCE;
+}
+
+// Keeps the outcome of r, which weft has finished (and freed), in r itself
+// for the call that completes it later: MPI_Testall's all-or-nothing,
+// MPI_Request_get_status.
+void settle(Request &r, const weft_msg_status_t &ws)
+{
+    if (r.kind == Request::Kind::Done)
+        return;
+    MPI_Status st;
+    finish_request(r, ws, &st);
+    r.kind = Request::Kind::Done;
+    r.done_status = st;
+}
+
+// Completes r and frees its handle (a persistent one stays, inactive); the MPI class, after calling the
 // communicator's handler when it is an error (fn names the call).
 int complete(MPI_Request *h, Request &r, const weft_msg_status_t &ws, MPI_Status *status, const char *fn,
              bool raise_errors)
@@ -101,8 +125,12 @@ int complete(MPI_Request *h, Request &r, const weft_msg_status_t &ws, MPI_Status
     const MPI_Comm ch = r.comm;
     const bool recv = r.kind == Request::Kind::Recv;
     const size_t posted = r.wire.bytes;
-    free_request(*h);
-    *h = MPI_REQUEST_NULL;
+    if (r.persistent) {
+        make_inactive(r);
+    } else {
+        free_request(*h);
+        *h = MPI_REQUEST_NULL;
+    }
     if (cls == MPI_SUCCESS || !raise_errors)
         return cls;
     std::string why = cls == MPI_ERR_TRUNCATE && recv
@@ -133,11 +161,27 @@ MPI_Request start_operation(std::unique_ptr<Operation> op, MPI_Comm c)
 {
     Request *r;
     const MPI_Request h = new_request(&r);
-    r->kind = Request::Kind::Op;
     r->comm = c;
-    r->op = std::move(op);
-    g_active_ops.push_back(h);
+    run_operation_in(*r, std::move(op));
+    return h;
+}
+
+void run_operation_in(Request &r, std::unique_ptr<Operation> op)
+{
+    r.kind = Request::Kind::Op;
+    r.op = std::move(op);
+    g_active_ops.push_back(r.index + 1);
     add_service(progress_operations);
+}
+
+MPI_Request make_persistent(std::unique_ptr<Persistent> recipe, MPI_Comm c)
+{
+    Request *r;
+    const MPI_Request h = new_request(&r);
+    r->comm = c;
+    r->persistent = true;
+    r->recipe = std::move(recipe);
+    make_inactive(*r);
     return h;
 }
 
@@ -265,7 +309,7 @@ int PMPI_Wait(MPI_Request *h, MPI_Status *status)
     if (r->kind != Request::Kind::Done) {
         if (int rc = wait_one(&r->req, &ws); rc != WEFT_SUCCESS && ws.error == WEFT_SUCCESS)
             ws.error = rc;
-        if (ws.error == WEFT_SUCCESS && !status && !r->wire.packed) {   // as in MPI_Waitall
+        if (ws.error == WEFT_SUCCESS && !status && !r->wire.packed && !r->persistent) {   // as in MPI_Waitall
             free_request(*h);
             *h = MPI_REQUEST_NULL;
             return MPI_SUCCESS;
@@ -329,7 +373,7 @@ int sweep(int n, MPI_Request reqs[], int limit, int indices[], MPI_Status status
 {
     int k = 0;
     for (int i = 0; i < n && k < limit; ++i) {
-        if (reqs[i] == MPI_REQUEST_NULL)
+        if (null_or_inactive(reqs[i]))
             continue;
         Request *r = request(reqs[i]);
         weft_msg_status_t ws{};
@@ -353,7 +397,7 @@ int sweep(int n, MPI_Request reqs[], int limit, int indices[], MPI_Status status
 bool all_null(int n, const MPI_Request reqs[])
 {
     for (int i = 0; i < n; ++i)
-        if (reqs[i] != MPI_REQUEST_NULL)
+        if (!null_or_inactive(reqs[i]))
             return false;
     return true;
 }
@@ -387,7 +431,8 @@ int PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
                 ws.error = rc;
         // The common case: a contiguous send or receive that went well and
         // whose status nobody wants.
-        if (ws.error == WEFT_SUCCESS && !st && !r->wire.packed && r->kind != Request::Kind::Done) {
+        if (ws.error == WEFT_SUCCESS && !st && !r->wire.packed && r->kind != Request::Kind::Done &&
+            !r->persistent) {
             free_request(reqs[i]);
             reqs[i] = MPI_REQUEST_NULL;
             continue;
@@ -427,10 +472,7 @@ int PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
             all = false;
             continue;
         }
-        MPI_Status st;
-        finish_request(*r, ws, &st);
-        r->kind = Request::Kind::Done;
-        r->done_status = st;
+        settle(*r, ws);
     }
     if (!all)
         return MPI_SUCCESS;
@@ -543,6 +585,10 @@ int PMPI_Request_free(MPI_Request *h)
     Request *r = request(*h);
     if (!r)
         return raise(nullptr, MPI_ERR_REQUEST, "MPI_Request_free", "request is not valid");
+    if (r->persistent) {   // an active round goes on unseen, as a freed nonblocking one
+        r->persistent = r->active = false;
+        r->recipe.reset();
+    }
     if (r->kind == Request::Kind::Send && r->wire.packed) {
         keep_in_background(r->req, std::move(r->wire.scratch));   // its bytes stay until sent
     } else if (r->kind == Request::Kind::Op) {                     // it runs on, unseen
@@ -571,6 +617,37 @@ int PMPI_Cancel(MPI_Request *h)
         weft_cancel(&r->req);
     else if (r->kind == Request::Kind::Op)
         r->op->cancel();
+    return MPI_SUCCESS;
+}
+
+WEFT_MPI_WEAK(Request_get_status)
+int PMPI_Request_get_status(MPI_Request h, int *flag, MPI_Status *status)
+{
+    if (!flag)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Request_get_status", "flag is NULL");
+    if (null_or_inactive(h)) {
+        *flag = 1;
+        empty_status(status);
+        if (status)
+            status->MPI_SOURCE = MPI_ANY_SOURCE;
+        return MPI_SUCCESS;
+    }
+    Request *r = request(h);
+    if (!r)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Request_get_status",
+                     "request " + std::to_string(h) + " is not valid (completed or freed already?)");
+    if (g_service)
+        g_service();
+    // As MPI_Test, but the request stays: its outcome is kept for the
+    // wait or test that completes it.
+    weft_msg_status_t ws{};
+    int rc;
+    *flag = test_one(*r, &ws, &rc);
+    if (!*flag)
+        return MPI_SUCCESS;
+    settle(*r, ws);
+    if (status)
+        *status = r->done_status;
     return MPI_SUCCESS;
 }
 

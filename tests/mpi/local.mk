@@ -107,6 +107,16 @@ EXTRA_DIST += tests/mpi/suite.sh tests/mpi/wrapper.sh tests/mpi/pmpi.sh tests/mp
 
 # ---- the MPI-3.1 surface by area (issue 22): each area's programs ----
 # Point-to-point, requests, threads, environment:
+check_PROGRAMS += tests/mpi/p2p_persistent
+tests_mpi_p2p_persistent_SOURCES = tests/mpi/p2p_persistent.c tests/mpi/mtest.h
+tests_mpi_p2p_persistent_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_p2p_persistent_LDADD = libweft_mpi.la libweft.la
+tests_mpi_p2p_persistent_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/p2p_mprobe
+tests_mpi_p2p_mprobe_SOURCES = tests/mpi/p2p_mprobe.c tests/mpi/mtest.h
+tests_mpi_p2p_mprobe_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_p2p_mprobe_LDADD = libweft_mpi.la libweft.la
+tests_mpi_p2p_mprobe_LDFLAGS = $(mpi_test_ldflags)
 
 # Collectives:
 
