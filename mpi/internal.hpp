@@ -154,6 +154,15 @@ void wire_for_recv(void *buf, int count, const Datatype &t, Wire *w);
 // After a receive into w: unpack when it was packed.
 void wire_finish_recv(const Wire &w, size_t received, void *buf, int count, const Datatype &t);
 
+// ---------------------------------------------------------------- info
+
+// An info object's (key, value) pairs, in the order they were set.
+using InfoPairs = std::vector<std::pair<std::string, std::string>>;
+// The pairs of info h (MPI_INFO_ENV included), or null when h names none.
+const InfoPairs *info_pairs(MPI_Info h);
+// A new info object holding pairs; its handle.
+MPI_Info make_info(InfoPairs pairs);
+
 // ---------------------------------------------------------------- groups, communicators
 
 struct Group {
@@ -170,6 +179,7 @@ struct Comm {
     std::vector<int> local;        // job rank -> comm rank (-1: not a member); empty: identity
     MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
     std::string name;
+    InfoPairs info;                // MPI_Comm_set_info's hints
 
     uint32_t to_world(int r) const { return world[r]; }
     int from_world(uint32_t w) const

@@ -19,7 +19,9 @@ libweft_mpi_la_SOURCES = \
 libweft_mpi_la_SOURCES += \
 	mpi/persistent.cc \
 	mpi/mprobe.cc \
-	mpi/grequest.cc
+	mpi/grequest.cc \
+	mpi/info.cc \
+	mpi/compat.cc
 
 # Collectives (blocking, nonblocking, persistent) and operations:
 libweft_mpi_la_SOURCES +=

@@ -117,6 +117,11 @@ tests_mpi_p2p_mprobe_SOURCES = tests/mpi/p2p_mprobe.c tests/mpi/mtest.h
 tests_mpi_p2p_mprobe_CPPFLAGS = $(mpi_test_cppflags)
 tests_mpi_p2p_mprobe_LDADD = libweft_mpi.la libweft.la
 tests_mpi_p2p_mprobe_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/env_info
+tests_mpi_env_info_SOURCES = tests/mpi/env_info.c tests/mpi/mtest.h
+tests_mpi_env_info_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_env_info_LDADD = libweft_mpi.la libweft.la
+tests_mpi_env_info_LDFLAGS = $(mpi_test_ldflags)
 
 # Collectives:
 

@@ -43,6 +43,7 @@ pmpi_count       1
 # (p2p, requests, threads, environment)
 p2p_persistent   1
 p2p_mprobe       1
+env_info         1
 
 # (collectives)
 
