@@ -30,6 +30,7 @@ extern "C" {
 WEFT_MPI_WEAK(Alloc_mem)
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Alloc_mem");
     if (size < 0 || !baseptr)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Alloc_mem", "size is negative or baseptr is NULL");
@@ -48,6 +49,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 WEFT_MPI_WEAK(Free_mem)
 int PMPI_Free_mem(void *base)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Free_mem");
     std::free(base);
     return MPI_SUCCESS;
@@ -63,18 +65,21 @@ int PMPI_Pcontrol(const int, ...) { return MPI_SUCCESS; }
 WEFT_MPI_WEAK(Errhandler_create)
 int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
 {
+    MPI_THREAD_GUARD;
     return PMPI_Comm_create_errhandler(function, errhandler);
 }
 
 WEFT_MPI_WEAK(Errhandler_set)
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    MPI_THREAD_GUARD;
     return PMPI_Comm_set_errhandler(comm, errhandler);
 }
 
 WEFT_MPI_WEAK(Errhandler_get)
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    MPI_THREAD_GUARD;
     return PMPI_Comm_get_errhandler(comm, errhandler);
 }
 
@@ -84,6 +89,7 @@ int PMPI_Address(void *location, MPI_Aint *address) { return PMPI_Get_address(lo
 WEFT_MPI_WEAK(Type_extent)
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
+    MPI_THREAD_GUARD;
     MPI_Aint lb;
     return PMPI_Type_get_extent(datatype, &lb, extent);
 }
@@ -91,6 +97,7 @@ int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 WEFT_MPI_WEAK(Type_lb)
 int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    MPI_THREAD_GUARD;
     MPI_Aint extent;
     return PMPI_Type_get_extent(datatype, displacement, &extent);
 }
@@ -98,6 +105,7 @@ int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 WEFT_MPI_WEAK(Type_ub)
 int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    MPI_THREAD_GUARD;
     if (!displacement)
         return PMPI_Type_get_extent(datatype, nullptr, nullptr);
     MPI_Aint lb, extent;
@@ -110,6 +118,7 @@ int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 WEFT_MPI_WEAK(Type_hvector)
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     return PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
 }
 
@@ -117,6 +126,7 @@ WEFT_MPI_WEAK(Type_hindexed)
 int PMPI_Type_hindexed(int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype,
                        MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     return PMPI_Type_create_hindexed(count, blocklengths, displacements, oldtype, newtype);
 }
 
@@ -124,6 +134,7 @@ WEFT_MPI_WEAK(Type_struct)
 int PMPI_Type_struct(int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype types[],
                      MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     return PMPI_Type_create_struct(count, blocklengths, displacements, types, newtype);
 }
 
@@ -132,6 +143,7 @@ int PMPI_Type_struct(int count, int blocklengths[], MPI_Aint displacements[], MP
 WEFT_MPI_WEAK(Type_match_size)
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
+    MPI_THREAD_GUARD;
     if (!datatype)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Type_match_size", "datatype is NULL");
     struct Match {
@@ -167,6 +179,7 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 WEFT_MPI_WEAK(Type_size_x)
 int PMPI_Type_size_x(MPI_Datatype h, MPI_Count *size)
 {
+    MPI_THREAD_GUARD;
     const Datatype *t = datatype(h);
     if (!t)
         return raise(nullptr, MPI_ERR_TYPE, "MPI_Type_size_x", "datatype " + std::to_string(h) + " is not valid");
@@ -179,6 +192,7 @@ int PMPI_Type_size_x(MPI_Datatype h, MPI_Count *size)
 WEFT_MPI_WEAK(Type_get_extent_x)
 int PMPI_Type_get_extent_x(MPI_Datatype h, MPI_Count *lb, MPI_Count *extent)
 {
+    MPI_THREAD_GUARD;
     MPI_Aint l = 0, e = 0;
     if (!lb || !extent)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Type_get_extent_x", "lb and extent must not be NULL");
@@ -192,6 +206,7 @@ int PMPI_Type_get_extent_x(MPI_Datatype h, MPI_Count *lb, MPI_Count *extent)
 WEFT_MPI_WEAK(Type_get_true_extent_x)
 int PMPI_Type_get_true_extent_x(MPI_Datatype h, MPI_Count *lb, MPI_Count *extent)
 {
+    MPI_THREAD_GUARD;
     MPI_Aint l = 0, e = 0;
     if (!lb || !extent)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Type_get_true_extent_x", "lb and extent must not be NULL");
@@ -209,6 +224,7 @@ WEFT_MPI_WEAK(Type_create_subarray)
 int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
                               MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     const char *fn = "MPI_Type_create_subarray";
     MPI_NEED_INIT(fn);
     if (ndims <= 0 || !sizes || !subsizes || !starts || !newtype)

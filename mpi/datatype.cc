@@ -284,6 +284,7 @@ extern "C" {
 WEFT_MPI_WEAK(Type_contiguous)
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_contiguous");
     int rc = check_count("MPI_Type_contiguous", count);
     if (rc)
@@ -301,6 +302,7 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 WEFT_MPI_WEAK(Type_create_hvector)
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_create_hvector");
     int rc = check_count("MPI_Type_create_hvector", count);
     if (!rc)
@@ -321,6 +323,7 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 WEFT_MPI_WEAK(Type_vector)
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_vector");
     const Datatype *old = datatype(oldtype);
     if (!old)
@@ -333,6 +336,7 @@ WEFT_MPI_WEAK(Type_create_hindexed)
 int PMPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displacements[],
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_create_hindexed");
     int rc = check_count("MPI_Type_create_hindexed", count);
     if (rc)
@@ -357,6 +361,7 @@ WEFT_MPI_WEAK(Type_indexed)
 int PMPI_Type_indexed(int count, const int blocklengths[], const int displacements[], MPI_Datatype oldtype,
                      MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_indexed");
     const Datatype *old = datatype(oldtype);
     if (!old)
@@ -373,6 +378,7 @@ WEFT_MPI_WEAK(Type_create_indexed_block)
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int displacements[], MPI_Datatype oldtype,
                                   MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_create_indexed_block");
     std::vector<int> bl(static_cast<size_t>(std::max(count, 0)), blocklength);
     return PMPI_Type_indexed(count, bl.data(), displacements, oldtype, newtype);
@@ -382,6 +388,7 @@ WEFT_MPI_WEAK(Type_create_struct)
 int PMPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
                            const MPI_Datatype types_[], MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_create_struct");
     int rc = check_count("MPI_Type_create_struct", count);
     if (rc)
@@ -432,6 +439,7 @@ int PMPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint 
 WEFT_MPI_WEAK(Type_create_resized)
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_create_resized");
     int rc = 0;
     CHECK_OUT("MPI_Type_create_resized", newtype);
@@ -450,6 +458,7 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 WEFT_MPI_WEAK(Type_dup)
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_dup");
     int rc = 0;
     CHECK_OUT("MPI_Type_dup", newtype);
@@ -465,6 +474,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 WEFT_MPI_WEAK(Type_commit)
 int PMPI_Type_commit(MPI_Datatype *datatype_)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_commit");
     CHECK_OUT("MPI_Type_commit", datatype_);
     Datatype *t = datatype(*datatype_);
@@ -477,6 +487,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype_)
 WEFT_MPI_WEAK(Type_free)
 int PMPI_Type_free(MPI_Datatype *datatype_)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_free");
     CHECK_OUT("MPI_Type_free", datatype_);
     Datatype *t = datatype(*datatype_);
@@ -494,6 +505,7 @@ int PMPI_Type_free(MPI_Datatype *datatype_)
 WEFT_MPI_WEAK(Type_size)
 int PMPI_Type_size(MPI_Datatype h, int *size)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_size");
     CHECK_OUT("MPI_Type_size", size);
     const Datatype *t = datatype(h);
@@ -506,6 +518,7 @@ int PMPI_Type_size(MPI_Datatype h, int *size)
 WEFT_MPI_WEAK(Type_get_extent)
 int PMPI_Type_get_extent(MPI_Datatype h, MPI_Aint *lb, MPI_Aint *extent)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_get_extent");
     CHECK_OUT("MPI_Type_get_extent", lb);
     CHECK_OUT("MPI_Type_get_extent", extent);
@@ -520,6 +533,7 @@ int PMPI_Type_get_extent(MPI_Datatype h, MPI_Aint *lb, MPI_Aint *extent)
 WEFT_MPI_WEAK(Type_get_true_extent)
 int PMPI_Type_get_true_extent(MPI_Datatype h, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_get_true_extent");
     CHECK_OUT("MPI_Type_get_true_extent", true_lb);
     CHECK_OUT("MPI_Type_get_true_extent", true_extent);
@@ -534,6 +548,7 @@ int PMPI_Type_get_true_extent(MPI_Datatype h, MPI_Aint *true_lb, MPI_Aint *true_
 WEFT_MPI_WEAK(Type_get_name)
 int PMPI_Type_get_name(MPI_Datatype h, char *type_name, int *resultlen)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_get_name");
     CHECK_OUT("MPI_Type_get_name", type_name);
     CHECK_OUT("MPI_Type_get_name", resultlen);
@@ -549,6 +564,7 @@ int PMPI_Type_get_name(MPI_Datatype h, char *type_name, int *resultlen)
 WEFT_MPI_WEAK(Type_set_name)
 int PMPI_Type_set_name(MPI_Datatype h, const char *type_name)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_set_name");
     CHECK_OUT("MPI_Type_set_name", type_name);
     Datatype *t = datatype(h);
@@ -563,6 +579,7 @@ int PMPI_Type_set_name(MPI_Datatype h, const char *type_name)
 WEFT_MPI_WEAK(Get_address)
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
+    MPI_THREAD_GUARD;
     if (!address)
         return MPI_ERR_ARG;
     *address = reinterpret_cast<MPI_Aint>(location);
@@ -577,6 +594,7 @@ MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return addr1 - addr2; 
 WEFT_MPI_WEAK(Pack_size)
 int PMPI_Pack_size(int incount, MPI_Datatype h, MPI_Comm, int *size)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Pack_size");
     CHECK_OUT("MPI_Pack_size", size);
     if (int rc = check_count("MPI_Pack_size", incount))
@@ -591,6 +609,7 @@ int PMPI_Pack_size(int incount, MPI_Datatype h, MPI_Comm, int *size)
 WEFT_MPI_WEAK(Pack)
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype h, void *outbuf, int outsize, int *position, MPI_Comm)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Pack");
     CHECK_OUT("MPI_Pack", position);
     if (int rc = check_count("MPI_Pack", incount))
@@ -611,6 +630,7 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype h, void *outbuf, int 
 WEFT_MPI_WEAK(Unpack)
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype h, MPI_Comm)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Unpack");
     CHECK_OUT("MPI_Unpack", position);
     if (int rc = check_count("MPI_Unpack", outcount))

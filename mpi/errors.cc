@@ -154,6 +154,7 @@ extern "C" {
 WEFT_MPI_WEAK(Error_string)
 int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+    MPI_THREAD_GUARD;
     if (!string || !resultlen)
         return MPI_ERR_ARG;
     std::string s;
@@ -174,6 +175,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 WEFT_MPI_WEAK(Error_class)
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
+    MPI_THREAD_GUARD;
     if (!errorclass)
         return MPI_ERR_ARG;
     if (!class_words(errorcode))
@@ -186,6 +188,7 @@ int PMPI_Error_class(int errorcode, int *errorclass)
 WEFT_MPI_WEAK(Comm_set_errhandler)
 int PMPI_Comm_set_errhandler(MPI_Comm c, MPI_Errhandler eh)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Comm_set_errhandler");
     Comm *p = comm(c);
     if (!p)
@@ -199,6 +202,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm c, MPI_Errhandler eh)
 WEFT_MPI_WEAK(Comm_get_errhandler)
 int PMPI_Comm_get_errhandler(MPI_Comm c, MPI_Errhandler *eh)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Comm_get_errhandler");
     Comm *p = comm(c);
     if (!p)
@@ -212,6 +216,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm c, MPI_Errhandler *eh)
 WEFT_MPI_WEAK(Comm_create_errhandler)
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errhandler *eh)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Comm_create_errhandler");
     if (!function || !eh)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "function and errhandler must not be NULL");
@@ -224,6 +229,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errh
 WEFT_MPI_WEAK(Comm_call_errhandler)
 int PMPI_Comm_call_errhandler(MPI_Comm c, int errorcode)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Comm_call_errhandler");
     Comm *p = comm(c);
     if (!p)
@@ -235,6 +241,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm c, int errorcode)
 WEFT_MPI_WEAK(Errhandler_free)
 int PMPI_Errhandler_free(MPI_Errhandler *eh)
 {
+    MPI_THREAD_GUARD;
     if (!eh)
         return MPI_ERR_ARG;
     // Predefined handlers are not freed; a communicator still using a user

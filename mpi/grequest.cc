@@ -62,6 +62,7 @@ WEFT_MPI_WEAK(Grequest_start)
 int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
                         MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Grequest_start");
     if (!req)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Grequest_start", "request is NULL");
@@ -72,6 +73,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
 WEFT_MPI_WEAK(Grequest_complete)
 int PMPI_Grequest_complete(MPI_Request h)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Grequest_complete");
     Request *r = request(h);
     Generalized *g = r && r->kind == Request::Kind::Op ? dynamic_cast<Generalized *>(r->op.get()) : nullptr;
@@ -87,6 +89,7 @@ int PMPI_Grequest_complete(MPI_Request h)
 WEFT_MPI_WEAK(Status_set_cancelled)
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
+    MPI_THREAD_GUARD;
     if (!status)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Status_set_cancelled", "status is NULL");
     status->weft_cancelled_ = flag ? 1 : 0;
@@ -96,6 +99,7 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 WEFT_MPI_WEAK(Status_set_elements_x)
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype th, MPI_Count count)
 {
+    MPI_THREAD_GUARD;
     const Datatype *t = datatype(th);
     if (!status || count < 0)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Status_set_elements", "status is NULL or count is negative");
@@ -119,12 +123,14 @@ int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype th, MPI_Count co
 WEFT_MPI_WEAK(Status_set_elements)
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype th, int count)
 {
+    MPI_THREAD_GUARD;
     return PMPI_Status_set_elements_x(status, th, count);
 }
 
 WEFT_MPI_WEAK(Get_elements_x)
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype th, MPI_Count *count)
 {
+    MPI_THREAD_GUARD;
     if (!count)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Get_elements_x", "count is NULL");
     int n = 0;

@@ -118,6 +118,7 @@ extern "C" {
 WEFT_MPI_WEAK(Info_create)
 int PMPI_Info_create(MPI_Info *info)
 {
+    MPI_THREAD_GUARD;
     if (!info)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
     *info = make_info({});
@@ -127,6 +128,7 @@ int PMPI_Info_create(MPI_Info *info)
 WEFT_MPI_WEAK(Info_set)
 int PMPI_Info_set(MPI_Info h, const char *key, const char *value)
 {
+    MPI_THREAD_GUARD;
     Info *i = find(h);
     if (!i || h == MPI_INFO_ENV)
         return h == MPI_INFO_ENV ? raise(nullptr, MPI_ERR_INFO, "MPI_Info_set", "MPI_INFO_ENV is read-only")
@@ -150,6 +152,7 @@ int PMPI_Info_set(MPI_Info h, const char *key, const char *value)
 WEFT_MPI_WEAK(Info_delete)
 int PMPI_Info_delete(MPI_Info h, const char *key)
 {
+    MPI_THREAD_GUARD;
     Info *i = find(h);
     if (!i || h == MPI_INFO_ENV)
         return h == MPI_INFO_ENV ? raise(nullptr, MPI_ERR_INFO, "MPI_Info_delete", "MPI_INFO_ENV is read-only")
@@ -167,6 +170,7 @@ int PMPI_Info_delete(MPI_Info h, const char *key)
 WEFT_MPI_WEAK(Info_get)
 int PMPI_Info_get(MPI_Info h, const char *key, int valuelen, char *value, int *flag)
 {
+    MPI_THREAD_GUARD;
     Info *i = find(h);
     if (!i)
         return bad_info("MPI_Info_get", h);
@@ -187,6 +191,7 @@ int PMPI_Info_get(MPI_Info h, const char *key, int valuelen, char *value, int *f
 WEFT_MPI_WEAK(Info_get_valuelen)
 int PMPI_Info_get_valuelen(MPI_Info h, const char *key, int *valuelen, int *flag)
 {
+    MPI_THREAD_GUARD;
     Info *i = find(h);
     if (!i)
         return bad_info("MPI_Info_get_valuelen", h);
@@ -204,6 +209,7 @@ int PMPI_Info_get_valuelen(MPI_Info h, const char *key, int *valuelen, int *flag
 WEFT_MPI_WEAK(Info_get_string)
 int PMPI_Info_get_string(MPI_Info h, const char *key, int *buflen, char *value, int *flag)
 {
+    MPI_THREAD_GUARD;
     Info *i = find(h);
     if (!i)
         return bad_info("MPI_Info_get_string", h);
@@ -231,6 +237,7 @@ int PMPI_Info_get_string(MPI_Info h, const char *key, int *buflen, char *value, 
 WEFT_MPI_WEAK(Info_get_nkeys)
 int PMPI_Info_get_nkeys(MPI_Info h, int *nkeys)
 {
+    MPI_THREAD_GUARD;
     Info *i = find(h);
     if (!i)
         return bad_info("MPI_Info_get_nkeys", h);
@@ -243,6 +250,7 @@ int PMPI_Info_get_nkeys(MPI_Info h, int *nkeys)
 WEFT_MPI_WEAK(Info_get_nthkey)
 int PMPI_Info_get_nthkey(MPI_Info h, int n, char *key)
 {
+    MPI_THREAD_GUARD;
     Info *i = find(h);
     if (!i)
         return bad_info("MPI_Info_get_nthkey", h);
@@ -260,6 +268,7 @@ int PMPI_Info_get_nthkey(MPI_Info h, int n, char *key)
 WEFT_MPI_WEAK(Info_dup)
 int PMPI_Info_dup(MPI_Info h, MPI_Info *newinfo)
 {
+    MPI_THREAD_GUARD;
     Info *i = find(h);
     if (!i)
         return bad_info("MPI_Info_dup", h);
@@ -272,6 +281,7 @@ int PMPI_Info_dup(MPI_Info h, MPI_Info *newinfo)
 WEFT_MPI_WEAK(Info_free)
 int PMPI_Info_free(MPI_Info *h)
 {
+    MPI_THREAD_GUARD;
     if (!h)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Info_free", "info is NULL");
     if (*h == MPI_INFO_ENV)
@@ -286,6 +296,7 @@ int PMPI_Info_free(MPI_Info *h)
 WEFT_MPI_WEAK(Comm_set_info)
 int PMPI_Comm_set_info(MPI_Comm h, MPI_Info info)
 {
+    MPI_THREAD_GUARD;
     Comm *c = comm(h);
     if (!c)
         return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_set_info", "communicator " + std::to_string(h) + " is not valid");
@@ -307,6 +318,7 @@ int PMPI_Comm_set_info(MPI_Comm h, MPI_Info info)
 WEFT_MPI_WEAK(Comm_get_info)
 int PMPI_Comm_get_info(MPI_Comm h, MPI_Info *info)
 {
+    MPI_THREAD_GUARD;
     Comm *c = comm(h);
     if (!c)
         return raise(nullptr, MPI_ERR_COMM, "MPI_Comm_get_info", "communicator " + std::to_string(h) + " is not valid");

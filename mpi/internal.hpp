@@ -226,6 +226,37 @@ bool initialized();
             return ::weft::mpi::raise(nullptr, MPI_ERR_OTHER, fn, "MPI is not initialized (call MPI_Init first)"); \
     } while (0)
 
+// ---------------------------------------------------------------- threads
+
+// MPI_THREAD_MULTIPLE (threads.cc): every MPI function starts with
+// MPI_THREAD_GUARD, which holds the MPI layer's lock for the call when the
+// program asked for MULTIPLE and is one predictable branch otherwise.
+extern bool g_thread_multiple;
+void big_lock();     // recursive per thread
+void big_unlock();
+// Called by MPI_Init_thread(MPI_THREAD_MULTIPLE): from then on the guard
+// locks, and blocking waits hand the lock to queued threads (a service).
+void enable_thread_multiple();
+class ThreadGuard {
+public:
+    ThreadGuard() : held_(g_thread_multiple)
+    {
+        if (__builtin_expect(held_, 0))
+            big_lock();
+    }
+    ~ThreadGuard()
+    {
+        if (__builtin_expect(held_, 0))
+            big_unlock();
+    }
+    ThreadGuard(const ThreadGuard &) = delete;
+    ThreadGuard &operator=(const ThreadGuard &) = delete;
+
+private:
+    bool held_;
+};
+#define MPI_THREAD_GUARD ::weft::mpi::ThreadGuard weft_mpi_thread_guard_
+
 // ---------------------------------------------------------------- requests
 
 // A request the MPI layer completes itself rather than the engine: a

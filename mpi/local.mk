@@ -21,7 +21,8 @@ libweft_mpi_la_SOURCES += \
 	mpi/mprobe.cc \
 	mpi/grequest.cc \
 	mpi/info.cc \
-	mpi/compat.cc
+	mpi/compat.cc \
+	mpi/threads.cc
 
 # Collectives (blocking, nonblocking, persistent) and operations:
 libweft_mpi_la_SOURCES +=

@@ -125,6 +125,7 @@ extern "C" {
 WEFT_MPI_WEAK(Improbe)
 int PMPI_Improbe(int source, int tag, MPI_Comm h, int *flag, MPI_Message *message, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     if (!message)
         return raise(comm(h), MPI_ERR_ARG, "MPI_Improbe", "message is NULL");
     weft_msg_status_t ws{};
@@ -154,6 +155,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm h, int *flag, MPI_Message *messag
 WEFT_MPI_WEAK(Mprobe)
 int PMPI_Mprobe(int source, int tag, MPI_Comm h, MPI_Message *message, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     int flag = 0;
     for (;;) {
         if (int rc = PMPI_Improbe(source, tag, h, &flag, message, status))
@@ -167,6 +169,7 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm h, MPI_Message *message, MPI_Statu
 WEFT_MPI_WEAK(Mrecv)
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype th, MPI_Message *h, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     const Datatype *t = nullptr;
     std::unique_ptr<Matched> m;
     if (int rc = take_message("MPI_Mrecv", h, buf, count, th, &t, &m))
@@ -192,6 +195,7 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype th, MPI_Message *h, MPI_Status
 WEFT_MPI_WEAK(Imrecv)
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype th, MPI_Message *h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     if (!req)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Imrecv", "request is NULL");
     const Datatype *t = nullptr;

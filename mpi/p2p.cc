@@ -263,6 +263,7 @@ extern "C" {
 WEFT_MPI_WEAK(Send)
 int PMPI_Send(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     // The fast path: every check the slow path makes, in one branch.
     Comm *c = comm(h);
     const Datatype *t = datatype(th);
@@ -279,24 +280,28 @@ int PMPI_Send(const void *buf, int count, MPI_Datatype th, int dest, int tag, MP
 WEFT_MPI_WEAK(Rsend)
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     return start_send("MPI_Rsend", buf, count, th, dest, tag, h, 0, nullptr);
 }
 
 WEFT_MPI_WEAK(Ssend)
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     return start_send("MPI_Ssend", buf, count, th, dest, tag, h, WEFT_SEND_SYNC, nullptr);
 }
 
 WEFT_MPI_WEAK(Bsend)
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     return bsend("MPI_Bsend", buf, count, th, dest, tag, h, nullptr);
 }
 
 WEFT_MPI_WEAK(Isend)
 int PMPI_Isend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     // The fast path, as MPI_Send's.
     Comm *c = comm(h);
     const Datatype *t = datatype(th);
@@ -322,6 +327,7 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype th, int dest, int tag, M
 WEFT_MPI_WEAK(Irsend)
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     if (!req)
         return raise(comm(h), MPI_ERR_ARG, "MPI_Irsend", "request is NULL");
     return start_send("MPI_Irsend", buf, count, th, dest, tag, h, 0, req);
@@ -330,6 +336,7 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, 
 WEFT_MPI_WEAK(Issend)
 int PMPI_Issend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     if (!req)
         return raise(comm(h), MPI_ERR_ARG, "MPI_Issend", "request is NULL");
     return start_send("MPI_Issend", buf, count, th, dest, tag, h, WEFT_SEND_SYNC, req);
@@ -338,6 +345,7 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype th, int dest, int tag, 
 WEFT_MPI_WEAK(Ibsend)
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     if (!req)
         return raise(comm(h), MPI_ERR_ARG, "MPI_Ibsend", "request is NULL");
     return bsend("MPI_Ibsend", buf, count, th, dest, tag, h, req);
@@ -346,6 +354,7 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, 
 WEFT_MPI_WEAK(Buffer_attach)
 int PMPI_Buffer_attach(void *buffer, int size)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Buffer_attach");
     if (g_bsend_attached)
         return raise(nullptr, MPI_ERR_BUFFER, "MPI_Buffer_attach",
@@ -361,6 +370,7 @@ int PMPI_Buffer_attach(void *buffer, int size)
 WEFT_MPI_WEAK(Buffer_detach)
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Buffer_detach");
     // Every buffered send (and freed packed send) goes out first.
     while (!g_background.empty()) {
@@ -384,6 +394,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 WEFT_MPI_WEAK(Irecv)
 int PMPI_Irecv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     // The fast path: a contiguous receive lands in buf itself.
     Comm *c = comm(h);
     const Datatype *t = datatype(th);
@@ -410,6 +421,7 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_C
 WEFT_MPI_WEAK(Recv)
 int PMPI_Recv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     Comm *c = comm(h);
     const Datatype *t = datatype(th);
     if (c && t && t->committed && count >= 0 && (tag >= 0 || tag == MPI_ANY_TAG) &&
@@ -450,6 +462,7 @@ WEFT_MPI_WEAK(Sendrecv)
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm h, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     MPI_Request r;
     if (int rc = start_recv("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, h, &r))
         return rc;
@@ -465,6 +478,7 @@ WEFT_MPI_WEAK(Sendrecv_replace)
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype th, int dest, int sendtag, int source, int recvtag,
                          MPI_Comm h, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     Comm *c = comm(h);
     const Datatype *t = datatype(th);
     if (int rc = check("MPI_Sendrecv_replace", h, c, buf, count, t, th, dest, sendtag, false))
@@ -487,6 +501,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype th, int dest, int s
 WEFT_MPI_WEAK(Iprobe)
 int PMPI_Iprobe(int source, int tag, MPI_Comm h, int *flag, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     weft_msg_status_t ws{};
     if (int rc = probe_once("MPI_Iprobe", source, tag, h, flag, &ws))
         return rc;
@@ -500,6 +515,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm h, int *flag, MPI_Status *status)
 WEFT_MPI_WEAK(Probe)
 int PMPI_Probe(int source, int tag, MPI_Comm h, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     int flag = 0;
     for (;;) {
         if (int rc = PMPI_Iprobe(source, tag, h, &flag, status))
@@ -512,6 +528,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm h, MPI_Status *status)
 WEFT_MPI_WEAK(Get_count)
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype th, int *count)
 {
+    MPI_THREAD_GUARD;
     if (!status || !count)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Get_count", "status and count must not be NULL");
     const Datatype *t = datatype(th);
@@ -529,6 +546,7 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype th, int *count)
 WEFT_MPI_WEAK(Get_elements)
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype th, int *count)
 {
+    MPI_THREAD_GUARD;
     if (!status || !count)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Get_elements", "status and count must not be NULL");
     const Datatype *t = datatype(th);

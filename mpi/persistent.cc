@@ -108,36 +108,42 @@ extern "C" {
 WEFT_MPI_WEAK(Send_init)
 int PMPI_Send_init(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     return init("MPI_Send_init", Mode::Standard, buf, count, th, dest, tag, h, req);
 }
 
 WEFT_MPI_WEAK(Ssend_init)
 int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     return init("MPI_Ssend_init", Mode::Sync, buf, count, th, dest, tag, h, req);
 }
 
 WEFT_MPI_WEAK(Rsend_init)
 int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     return init("MPI_Rsend_init", Mode::Ready, buf, count, th, dest, tag, h, req);
 }
 
 WEFT_MPI_WEAK(Bsend_init)
 int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     return init("MPI_Bsend_init", Mode::Buffered, buf, count, th, dest, tag, h, req);
 }
 
 WEFT_MPI_WEAK(Recv_init)
 int PMPI_Recv_init(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     return init("MPI_Recv_init", Mode::Receive, buf, count, th, source, tag, h, req);
 }
 
 WEFT_MPI_WEAK(Start)
 int PMPI_Start(MPI_Request *h)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Start");
     if (!h)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Start", "request is NULL");
@@ -163,6 +169,7 @@ int PMPI_Start(MPI_Request *h)
 WEFT_MPI_WEAK(Startall)
 int PMPI_Startall(int n, MPI_Request reqs[])
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Startall");
     if (n < 0 || (n > 0 && !reqs))
         return raise(nullptr, MPI_ERR_ARG, "MPI_Startall", "count is negative or the request array is NULL");

@@ -22,8 +22,10 @@ std::vector<std::unique_ptr<Operation>> g_detached_ops;
 
 void run_services()
 {
-    // A service may wait, and a wait runs the services: once at a time.
-    static bool running = false;
+    // A service may wait, and a wait runs the services: once at a time
+    // per thread (under MPI_THREAD_MULTIPLE a thread that handed the lock
+    // over from inside a service is still in here when the next one runs them).
+    thread_local bool running = false;
     if (running)
         return;
     running = true;
@@ -291,6 +293,7 @@ extern "C" {
 WEFT_MPI_WEAK(Wait)
 int PMPI_Wait(MPI_Request *h, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     if (!h)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Wait", "request is NULL");
     if (*h == MPI_REQUEST_NULL) {
@@ -321,6 +324,7 @@ int PMPI_Wait(MPI_Request *h, MPI_Status *status)
 WEFT_MPI_WEAK(Test)
 int PMPI_Test(MPI_Request *h, int *flag, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     if (!h || !flag)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Test", "request and flag must not be NULL");
     *flag = 0;
@@ -407,6 +411,7 @@ bool all_null(int n, const MPI_Request reqs[])
 WEFT_MPI_WEAK(Waitall)
 int PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
+    MPI_THREAD_GUARD;
     if (n < 0 || (n > 0 && !reqs))
         return raise(nullptr, MPI_ERR_ARG, "MPI_Waitall", "count is negative or the request array is NULL");
     MPI_Comm first_comm = MPI_COMM_NULL;
@@ -450,6 +455,7 @@ int PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 WEFT_MPI_WEAK(Testall)
 int PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
+    MPI_THREAD_GUARD;
     if (int rc = check_array("MPI_Testall", n, reqs))
         return rc;
     if (!flag)
@@ -483,6 +489,7 @@ int PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 WEFT_MPI_WEAK(Waitany)
 int PMPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     if (int rc = check_array("MPI_Waitany", n, reqs))
         return rc;
     if (!index)
@@ -511,6 +518,7 @@ int PMPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 WEFT_MPI_WEAK(Testany)
 int PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     if (int rc = check_array("MPI_Testany", n, reqs))
         return rc;
     if (!index || !flag)
@@ -540,6 +548,7 @@ int PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *s
 WEFT_MPI_WEAK(Waitsome)
 int PMPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
+    MPI_THREAD_GUARD;
     if (int rc = check_array("MPI_Waitsome", n, reqs))
         return rc;
     if (!outcount || (n > 0 && !indices))
@@ -561,6 +570,7 @@ int PMPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_S
 WEFT_MPI_WEAK(Testsome)
 int PMPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
+    MPI_THREAD_GUARD;
     if (int rc = check_array("MPI_Testsome", n, reqs))
         return rc;
     if (!outcount || (n > 0 && !indices))
@@ -580,6 +590,7 @@ int PMPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_S
 WEFT_MPI_WEAK(Request_free)
 int PMPI_Request_free(MPI_Request *h)
 {
+    MPI_THREAD_GUARD;
     if (!h)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Request_free", "request is NULL");
     Request *r = request(*h);
@@ -606,6 +617,7 @@ int PMPI_Request_free(MPI_Request *h)
 WEFT_MPI_WEAK(Cancel)
 int PMPI_Cancel(MPI_Request *h)
 {
+    MPI_THREAD_GUARD;
     if (!h)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Cancel", "request is NULL");
     Request *r = request(*h);
@@ -623,6 +635,7 @@ int PMPI_Cancel(MPI_Request *h)
 WEFT_MPI_WEAK(Request_get_status)
 int PMPI_Request_get_status(MPI_Request h, int *flag, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     if (!flag)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Request_get_status", "flag is NULL");
     if (null_or_inactive(h)) {
@@ -654,6 +667,7 @@ int PMPI_Request_get_status(MPI_Request h, int *flag, MPI_Status *status)
 WEFT_MPI_WEAK(Test_cancelled)
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
+    MPI_THREAD_GUARD;
     if (!status || !flag)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Test_cancelled", "status and flag must not be NULL");
     *flag = status->weft_cancelled_;

@@ -122,6 +122,14 @@ tests_mpi_env_info_SOURCES = tests/mpi/env_info.c tests/mpi/mtest.h
 tests_mpi_env_info_CPPFLAGS = $(mpi_test_cppflags)
 tests_mpi_env_info_LDADD = libweft_mpi.la libweft.la
 tests_mpi_env_info_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/thread_multiple
+tests_mpi_thread_multiple_SOURCES = tests/mpi/thread_multiple.c tests/mpi/mtest.h
+tests_mpi_thread_multiple_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_thread_multiple_CFLAGS = $(AM_CFLAGS) -pthread
+tests_mpi_thread_multiple_LDADD = libweft_mpi.la libweft.la -lpthread
+tests_mpi_thread_multiple_LDFLAGS = $(mpi_test_ldflags)
+TESTS += tests/mpi/thread_guard.sh
+EXTRA_DIST += tests/mpi/thread_guard.sh
 
 # Collectives:
 

@@ -44,6 +44,7 @@ pmpi_count       1
 p2p_persistent   1
 p2p_mprobe       1
 env_info         1
+thread_multiple  1
 
 # (collectives)
 
