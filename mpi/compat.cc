@@ -262,7 +262,13 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[]
     if (int rc = PMPI_Type_create_hindexed(1, &one, &disp, t, &placed))
         return rc;
     scratch.types.push_back(placed);
-    return PMPI_Type_create_resized(placed, 0, stride, newtype);   // MPI-3.1: lb 0, the whole array's extent
+    // MPI-3.1: lb 0, the whole array's extent.
+    const int rc = PMPI_Type_create_resized(placed, 0, stride, newtype);
+    std::vector<int> ints{ndims};
+    for (const int *a : {sizes, subsizes, starts})
+        ints.insert(ints.end(), a, a + ndims);
+    ints.push_back(order);
+    return record_contents(rc, newtype, MPI_COMBINER_SUBARRAY, std::move(ints), {}, {oldtype});
 }
 
 } // extern "C"

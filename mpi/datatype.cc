@@ -123,6 +123,7 @@ namespace {
 Types g_types;
 Types &types() { return g_types; }
 
+
 void add_block(std::vector<Block> &out, std::ptrdiff_t off, size_t len)
 {
     if (len == 0)
@@ -199,6 +200,25 @@ int finish_type(std::unique_ptr<Datatype> t, const Datatype &old, MPI_Datatype *
 } // namespace
 
 Datatype *derived_datatype(MPI_Datatype h) { return types().derived.get(h); }
+
+int record_contents(int rc, const MPI_Datatype *h, int combiner, std::vector<int> ints, std::vector<MPI_Aint> aints,
+                    std::vector<MPI_Datatype> made_of)
+{
+    Datatype *t = rc == MPI_SUCCESS && h ? derived_datatype(*h) : nullptr;
+    if (!t)
+        return rc;
+    t->combiner = combiner;
+    t->contents_ints = std::move(ints);
+    t->contents_aints = std::move(aints);
+    t->contents_handles = made_of;
+    t->contents_types.clear();
+    for (MPI_Datatype m : made_of) {   // copies: the program may free them
+        const Datatype *d = datatype(m);
+        t->contents_types.push_back(d && !d->predefined ? std::make_shared<const Datatype>(*d) : nullptr);
+    }
+    return rc;
+}
+
 
 void pack(const void *buf, int count, const Datatype &t, std::byte *out)
 {
@@ -296,7 +316,8 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
     auto t = std::make_unique<Datatype>();
     bool first = true;
     append(*t, *old, 0, count, &first);
-    return finish_type(std::move(t), *old, newtype);
+    return record_contents(finish_type(std::move(t), *old, newtype), newtype, MPI_COMBINER_CONTIGUOUS, {count}, {},
+                    {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_create_hvector)
@@ -317,7 +338,8 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
     bool first = true;
     for (int i = 0; i < count; ++i)
         append(*t, *old, i * stride, blocklength, &first);
-    return finish_type(std::move(t), *old, newtype);
+    return record_contents(finish_type(std::move(t), *old, newtype), newtype, MPI_COMBINER_HVECTOR, {count, blocklength},
+                    {stride}, {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_vector)
@@ -328,8 +350,9 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
     const Datatype *old = datatype(oldtype);
     if (!old)
         return type_error("MPI_Type_vector", MPI_ERR_TYPE, "oldtype is not a datatype");
-    return PMPI_Type_create_hvector(count, blocklength, static_cast<MPI_Aint>(stride) * old->extent(), oldtype,
-                                   newtype);
+    return record_contents(PMPI_Type_create_hvector(count, blocklength, static_cast<MPI_Aint>(stride) * old->extent(),
+                                             oldtype, newtype),
+                    newtype, MPI_COMBINER_VECTOR, {count, blocklength, stride}, {}, {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_create_hindexed)
@@ -354,7 +377,10 @@ int PMPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Ain
             return rc;
         append(*t, *old, displacements[i], blocklengths[i], &first);
     }
-    return finish_type(std::move(t), *old, newtype);
+    std::vector<int> ints{count};
+    ints.insert(ints.end(), blocklengths, blocklengths + count);
+    return record_contents(finish_type(std::move(t), *old, newtype), newtype, MPI_COMBINER_HINDEXED, std::move(ints),
+                    std::vector<MPI_Aint>(displacements, displacements + count), {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_indexed)
@@ -371,7 +397,13 @@ int PMPI_Type_indexed(int count, const int blocklengths[], const int displacemen
     std::vector<MPI_Aint> d(static_cast<size_t>(std::max(count, 0)));
     for (int i = 0; i < count; ++i)
         d[i] = static_cast<MPI_Aint>(displacements[i]) * old->extent();
-    return PMPI_Type_create_hindexed(count, blocklengths, d.data(), oldtype, newtype);
+    std::vector<int> ints{count};
+    if (count > 0 && blocklengths) {
+        ints.insert(ints.end(), blocklengths, blocklengths + count);
+        ints.insert(ints.end(), displacements, displacements + count);
+    }
+    return record_contents(PMPI_Type_create_hindexed(count, blocklengths, d.data(), oldtype, newtype), newtype,
+                    MPI_COMBINER_INDEXED, std::move(ints), {}, {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_create_indexed_block)
@@ -381,7 +413,11 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int displac
     MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_create_indexed_block");
     std::vector<int> bl(static_cast<size_t>(std::max(count, 0)), blocklength);
-    return PMPI_Type_indexed(count, bl.data(), displacements, oldtype, newtype);
+    std::vector<int> ints{count, blocklength};
+    if (count > 0 && displacements)
+        ints.insert(ints.end(), displacements, displacements + count);
+    return record_contents(PMPI_Type_indexed(count, bl.data(), displacements, oldtype, newtype), newtype,
+                    MPI_COMBINER_INDEXED_BLOCK, std::move(ints), {}, {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_create_struct)
@@ -433,7 +469,11 @@ int PMPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint 
     t->seal();
     *newtype = types().derived.add(std::move(t));
     types().derived.get(*newtype)->handle = *newtype;
-    return MPI_SUCCESS;
+    std::vector<int> ints{count};
+    ints.insert(ints.end(), blocklengths, blocklengths + count);
+    return record_contents(MPI_SUCCESS, newtype, MPI_COMBINER_STRUCT, std::move(ints),
+                    std::vector<MPI_Aint>(displacements, displacements + count),
+                    std::vector<MPI_Datatype>(types_, types_ + count));
 }
 
 WEFT_MPI_WEAK(Type_create_resized)
@@ -452,7 +492,8 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     t->name.clear();
     t->lb = lb;
     t->ub = lb + extent;
-    return finish_type(std::move(t), *old, newtype);
+    return record_contents(finish_type(std::move(t), *old, newtype), newtype, MPI_COMBINER_RESIZED, {}, {lb, extent},
+                    {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_dup)
@@ -468,7 +509,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     auto t = std::make_unique<Datatype>(*old);
     t->predefined = false;
     t->committed = old->committed;
-    return finish_type(std::move(t), *old, newtype);
+    return record_contents(finish_type(std::move(t), *old, newtype), newtype, MPI_COMBINER_DUP, {}, {}, {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_commit)
@@ -645,6 +686,58 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
                               " + " + std::to_string(need) + " bytes to unpack run past it");
     unpack(static_cast<const std::byte *>(inbuf) + *position, need, outbuf, outcount, *t);
     *position += static_cast<int>(need);
+    return MPI_SUCCESS;
+}
+
+WEFT_MPI_WEAK(Type_get_envelope)
+int PMPI_Type_get_envelope(MPI_Datatype h, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner)
+{
+    MPI_THREAD_GUARD;
+    const Datatype *t = datatype(h);
+    if (!t)
+        return type_error("MPI_Type_get_envelope", MPI_ERR_TYPE, "datatype " + std::to_string(h) + " is not valid");
+    if (!num_integers || !num_addresses || !num_datatypes || !combiner)
+        return type_error("MPI_Type_get_envelope", MPI_ERR_ARG, "an output argument is NULL");
+    *combiner = t->predefined ? MPI_COMBINER_NAMED : t->combiner;
+    *num_integers = t->predefined ? 0 : static_cast<int>(t->contents_ints.size());
+    *num_addresses = t->predefined ? 0 : static_cast<int>(t->contents_aints.size());
+    *num_datatypes = t->predefined ? 0 : static_cast<int>(t->contents_handles.size());
+    return MPI_SUCCESS;
+}
+
+WEFT_MPI_WEAK(Type_get_contents)
+int PMPI_Type_get_contents(MPI_Datatype h, int max_integers, int max_addresses, int max_datatypes, int integers[],
+                           MPI_Aint addresses[], MPI_Datatype datatypes[])
+{
+    MPI_THREAD_GUARD;
+    const Datatype *t = datatype(h);
+    if (!t)
+        return type_error("MPI_Type_get_contents", MPI_ERR_TYPE, "datatype " + std::to_string(h) + " is not valid");
+    if (t->predefined || t->combiner == MPI_COMBINER_NAMED)
+        return type_error("MPI_Type_get_contents", MPI_ERR_TYPE,
+                          "the datatype is predefined (MPI_Type_get_envelope says MPI_COMBINER_NAMED): it has no "
+                          "contents");
+    if (max_integers < static_cast<int>(t->contents_ints.size()) ||
+        max_addresses < static_cast<int>(t->contents_aints.size()) ||
+        max_datatypes < static_cast<int>(t->contents_handles.size()))
+        return type_error("MPI_Type_get_contents", MPI_ERR_ARG,
+                          "the arrays are shorter than MPI_Type_get_envelope's counts (" +
+                              std::to_string(t->contents_ints.size()) + ", " + std::to_string(t->contents_aints.size()) +
+                              ", " + std::to_string(t->contents_handles.size()) + ")");
+    std::copy(t->contents_ints.begin(), t->contents_ints.end(), integers);
+    std::copy(t->contents_aints.begin(), t->contents_aints.end(), addresses);
+    // Predefined ones as they are; derived ones as new datatypes the program
+    // frees (MPI-3.1 4.1.13), made from the copies kept at construction.
+    const auto made_of = t->contents_types;
+    const auto handles = t->contents_handles;
+    for (size_t i = 0; i < handles.size(); ++i) {
+        if (!made_of[i]) {
+            datatypes[i] = handles[i];
+            continue;
+        }
+        datatypes[i] = types().derived.add(std::make_unique<Datatype>(*made_of[i]));
+        types().derived.get(datatypes[i])->handle = datatypes[i];
+    }
     return MPI_SUCCESS;
 }
 

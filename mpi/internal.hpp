@@ -106,6 +106,12 @@ struct Datatype {
     size_t basic_extent = 0;         // its bytes in memory (pairs: with their padding)
     std::vector<uint32_t> signature;   // Mixed only: the basics' data sizes, in type-map order
     std::string name;
+    // How it was made, for MPI_Type_get_envelope / get_contents.
+    int combiner = MPI_COMBINER_NAMED;
+    std::vector<int> contents_ints;
+    std::vector<MPI_Aint> contents_aints;
+    std::vector<MPI_Datatype> contents_handles;                   // as the constructor got them
+    std::vector<std::shared_ptr<const Datatype>> contents_types;  // copies of the derived ones (else null)
 
     // Set by seal() once the type is built, for the hot paths.
     bool single_block = false;       // one element's data is one byte range
@@ -136,6 +142,11 @@ inline Datatype *datatype(MPI_Datatype h)
     }
     return derived_datatype(h);
 }
+// After a constructor returned rc and made *h: records how (combiner and
+// arguments, the datatypes it was made of) on *h when rc is MPI_SUCCESS.
+// Returns rc.
+int record_contents(int rc, const MPI_Datatype *h, int combiner, std::vector<int> ints, std::vector<MPI_Aint> aints,
+                    std::vector<MPI_Datatype> made_of);
 // Copies count elements at buf into out (size*count bytes), or back.
 void pack(const void *buf, int count, const Datatype &t, std::byte *out);
 // Unpacks at most bytes (a partial last element too).

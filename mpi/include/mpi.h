@@ -376,6 +376,21 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR 5
+#define MPI_COMBINER_INDEXED 6
+#define MPI_COMBINER_HINDEXED 7
+#define MPI_COMBINER_INDEXED_BLOCK 8
+#define MPI_COMBINER_STRUCT 9
+#define MPI_COMBINER_SUBARRAY 10
+#define MPI_COMBINER_RESIZED 11
+int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
+                          int *combiner);
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                          int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                              const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
 typedef MPI_Comm_errhandler_function MPI_Handler_function;

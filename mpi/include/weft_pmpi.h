@@ -162,6 +162,10 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
+                           int *combiner);
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                           int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                               const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);

@@ -8,6 +8,8 @@
  * - MPI-1 names (Errhandler_set/get, Address, Type_extent/lb/ub, Type_hvector,
  *   Type_hindexed, Type_struct) agree with their MPI-2 replacements;
  *   MPI_Pcontrol; MPI_Type_match_size; MPI_Type_size_x.
+ * - MPI_Type_get_envelope / get_contents for vector, struct (with a freed
+ *   member), subarray and a predefined type.
  * - MPI_Type_create_subarray (C and Fortran order) sent to the next rank and
  *   received as contiguous ints, checked against the serial extraction.
  * Any number of ranks. */
@@ -210,6 +212,58 @@ static void subarray_tests(void)
           "a subsize larger than the size is not MPI_ERR_ARG");
 }
 
+/* MPI_Type_get_envelope / get_contents give back each constructor's
+ * arguments; a derived datatype it was made of comes back as a new
+ * datatype (equivalent, to be freed), even after the program freed it. */
+static void contents_tests(void)
+{
+    int ni, na, nd, comb;
+    MPI_OK(MPI_Type_get_envelope(MPI_DOUBLE, &ni, &na, &nd, &comb));
+    CHECK(comb == MPI_COMBINER_NAMED && ni == 0 && na == 0 && nd == 0, "envelope(MPI_DOUBLE): combiner %d (%d %d %d)",
+          comb, ni, na, nd);
+    MPI_Datatype vec, st, sub;
+    MPI_Type_vector(3, 2, 5, MPI_INT, &vec);
+    MPI_OK(MPI_Type_get_envelope(vec, &ni, &na, &nd, &comb));
+    CHECK(comb == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nd == 1,
+          "envelope(vector): combiner %d (%d %d %d), expected VECTOR (3 0 1)", comb, ni, na, nd);
+    int ints[16];
+    MPI_Aint aints[4];
+    MPI_Datatype types[4];
+    MPI_OK(MPI_Type_get_contents(vec, 16, 4, 4, ints, aints, types));
+    CHECK(ints[0] == 3 && ints[1] == 2 && ints[2] == 5 && types[0] == MPI_INT, "contents(vector): %d %d %d type %d",
+          ints[0], ints[1], ints[2], types[0]);
+    int bl[2] = {1, 2};
+    MPI_Aint disp[2] = {0, 16};
+    MPI_Datatype parts[2] = {MPI_CHAR, vec};
+    MPI_Type_create_struct(2, bl, disp, parts, &st);
+    MPI_Type_free(&vec);
+    MPI_OK(MPI_Type_get_envelope(st, &ni, &na, &nd, &comb));
+    CHECK(comb == MPI_COMBINER_STRUCT && ni == 3 && na == 2 && nd == 2, "envelope(struct): combiner %d (%d %d %d)",
+          comb, ni, na, nd);
+    MPI_OK(MPI_Type_get_contents(st, 16, 4, 4, ints, aints, types));
+    CHECK(ints[0] == 2 && ints[1] == 1 && ints[2] == 2 && aints[1] == 16 && types[0] == MPI_CHAR,
+          "contents(struct): ints %d %d %d aints[1] %ld types[0] %d", ints[0], ints[1], ints[2], (long)aints[1],
+          types[0]);
+    int vsize = -1;
+    MPI_Type_size(types[1], &vsize);
+    MPI_OK(MPI_Type_get_envelope(types[1], &ni, &na, &nd, &comb));
+    CHECK(vsize == 6 * (int)sizeof(int) && comb == MPI_COMBINER_VECTOR,
+          "the struct's freed vector member came back with size %d, combiner %d", vsize, comb);
+    MPI_Type_free(&types[1]);
+    MPI_Type_free(&st);
+    const int sizes[2] = {4, 6}, subsizes[2] = {2, 3}, starts[2] = {1, 2};
+    MPI_Type_create_subarray(2, sizes, subsizes, starts, MPI_ORDER_C, MPI_INT, &sub);
+    MPI_OK(MPI_Type_get_envelope(sub, &ni, &na, &nd, &comb));
+    MPI_OK(MPI_Type_get_contents(sub, 16, 4, 4, ints, aints, types));
+    CHECK(comb == MPI_COMBINER_SUBARRAY && ni == 8 && ints[0] == 2 && ints[3] == 2 && ints[6] == 2 &&
+              ints[7] == MPI_ORDER_C && types[0] == MPI_INT,
+          "subarray envelope/contents: combiner %d, %d ints (ndims %d, subsize0 %d, start1 %d, order %d)", comb, ni,
+          ints[0], ints[3], ints[6], ints[7]);
+    MPI_Type_free(&sub);
+    CHECK(cls_of(MPI_Type_get_contents(MPI_INT, 4, 4, 4, ints, aints, types)) == MPI_ERR_TYPE,
+          "get_contents of a predefined type is not MPI_ERR_TYPE");
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -217,5 +271,6 @@ int main(int argc, char **argv)
     info_tests();
     compat_tests();
     subarray_tests();
+    contents_tests();
     return mtest_finish();
 }
