@@ -141,6 +141,7 @@ extern "C" {
 WEFT_MPI_WEAK(Barrier)
 int PMPI_Barrier(MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Barrier", h);
     if (int rc = barrier(*c))
         return fail(cx, rc);
@@ -150,6 +151,7 @@ int PMPI_Barrier(MPI_Comm h)
 WEFT_MPI_WEAK(Bcast)
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype th, int root, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Bcast", h);
     int rc = 0;
     const Datatype *t = check_type(cx, th, count, &rc);
@@ -173,6 +175,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype th, int root, MPI_Comm h)
 WEFT_MPI_WEAK(Reduce_local)
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype th, MPI_Op op)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Reduce_local", MPI_COMM_SELF);
     int rc = 0;
     const Datatype *t = check_type(cx, th, count, &rc);
@@ -196,6 +199,7 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
 WEFT_MPI_WEAK(Reduce)
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, int root, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Reduce", h);
     if (user_op(op))   // a schedule applies user-defined operations in rank order (coll_build.cc)
         return run_schedule(cx, kTagUserReduce, [&](Schedule &s) {
@@ -225,6 +229,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, 
 WEFT_MPI_WEAK(Allreduce)
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Allreduce", h);
     if (user_op(op))
         return run_schedule(cx, kTagUserAllreduce,
@@ -294,6 +299,7 @@ WEFT_MPI_WEAK(Gatherv)
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Gatherv", h);
     int rc = 0;
     if ((rc = check_root(cx, root)))
@@ -339,6 +345,7 @@ WEFT_MPI_WEAK(Gather)
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Gather", h);
     std::vector<int> counts(static_cast<size_t>(c->size), recvcount), displs(static_cast<size_t>(c->size));
     for (int r = 0; r < c->size; ++r)
@@ -350,6 +357,7 @@ WEFT_MPI_WEAK(Scatterv)
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Scatterv", h);
     int rc = 0;
     if ((rc = check_root(cx, root)))
@@ -394,6 +402,7 @@ WEFT_MPI_WEAK(Scatter)
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Scatter", h);
     std::vector<int> counts(static_cast<size_t>(c->size), sendcount), displs(static_cast<size_t>(c->size));
     for (int r = 0; r < c->size; ++r)
@@ -405,6 +414,7 @@ WEFT_MPI_WEAK(Allgatherv)
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int displs[], MPI_Datatype recvtype, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Allgatherv", h);
     int rc = 0;
     const bool in_place = sendbuf == MPI_IN_PLACE;
@@ -438,6 +448,7 @@ WEFT_MPI_WEAK(Allgather)
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Allgather", h);
     std::vector<int> counts(static_cast<size_t>(c->size), recvcount), displs(static_cast<size_t>(c->size));
     for (int r = 0; r < c->size; ++r)
@@ -449,6 +460,7 @@ WEFT_MPI_WEAK(Alltoallv)
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Alltoallv", h);
     int rc = 0;
     const Datatype *rt = check_type(cx, recvtype, 0, &rc, "recvtype");
@@ -502,6 +514,7 @@ WEFT_MPI_WEAK(Alltoall)
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Alltoall", h);
     const size_t p = static_cast<size_t>(c->size);
     std::vector<int> sc(p, sendcount), sd(p), rc_(p, recvcount), rd(p);

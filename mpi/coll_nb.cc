@@ -1,7 +1,7 @@
 // The collectives that run on schedules (coll_sched.hpp): MPI-3.1's other
 // blocking ones (Reduce_scatter(_block), Scan, Exscan, Alltoallw), every
-// nonblocking one (MPI_I*), MPI-4's persistent ones (MPI_*_init) and
-// MPI_Start / MPI_Startall. Each of a collective's three forms builds the
+// nonblocking one (MPI_I*) and MPI-4's persistent ones (MPI_*_init,
+// started by persistent.cc's MPI_Start). Each of a collective's three forms builds the
 // same schedule: the blocking one runs it to the end, the nonblocking one
 // leaves it to the MPI layer's progress (every wait and test), the
 // persistent one keeps it for MPI_Start.
@@ -113,25 +113,6 @@ int reduce_scatter_block(const Ctx &cx, Schedule &s, const void *sendbuf, void *
     return build_reduce_scatter(cx, s, sendbuf, recvbuf, g.counts.data(), th, op);
 }
 
-int start_persistent(const char *fn, MPI_Request h)
-{
-    Request *r = request(h);
-    if (!r)
-        return raise(nullptr, MPI_ERR_REQUEST, fn, "request " + std::to_string(h) + " is not valid");
-    if (!r->op || !r->op->persistent)
-        return raise(comm(r->comm), MPI_ERR_REQUEST, fn,
-                     "request " + std::to_string(h) + " is not a persistent request (made by an MPI_*_init call)");
-    if (r->op->active)
-        return raise(comm(r->comm), MPI_ERR_REQUEST, fn,
-                     "request " + std::to_string(h) +
-                         " is still active: complete it (MPI_Wait, MPI_Test) before starting it again");
-    if (int cls = r->op->start())
-        return raise(comm(r->comm), cls, fn, "request " + std::to_string(h) + " could not be started");
-    activate_operation(*r);
-    advance_operation(*r);   // post its first round now
-    return MPI_SUCCESS;
-}
-
 } // namespace
 
 extern "C" {
@@ -142,6 +123,7 @@ WEFT_MPI_WEAK(Reduce_scatter)
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype th, MPI_Op op,
                         MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Reduce_scatter", h);
     return run_schedule(cx, kTagReduceScatter,
                     [&](Schedule &s) { return build_reduce_scatter(cx, s, sendbuf, recvbuf, recvcounts, th, op); });
@@ -151,6 +133,7 @@ WEFT_MPI_WEAK(Reduce_scatter_block)
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype th, MPI_Op op,
                               MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Reduce_scatter_block", h);
     return run_schedule(cx, kTagReduceScatter,
                     [&](Schedule &s) { return reduce_scatter_block(cx, s, sendbuf, recvbuf, recvcount, th, op); });
@@ -159,6 +142,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 WEFT_MPI_WEAK(Scan)
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Scan", h);
     return run_schedule(cx, kTagScan,
                     [&](Schedule &s) { return build_scan(cx, s, sendbuf, recvbuf, count, th, op, false); });
@@ -167,6 +151,7 @@ int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MP
 WEFT_MPI_WEAK(Exscan)
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Exscan", h);
     return run_schedule(cx, kTagExscan,
                     [&](Schedule &s) { return build_scan(cx, s, sendbuf, recvbuf, count, th, op, true); });
@@ -177,6 +162,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                    MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Alltoallw", h);
     return run_schedule(cx, kTagAlltoallw, [&](Schedule &s) {
         return alltoallw(cx, s, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
@@ -188,6 +174,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 WEFT_MPI_WEAK(Ibarrier)
 int PMPI_Ibarrier(MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ibarrier", h);
     return begin(cx, h, req, false, [&](Schedule &s) { return build_barrier(s); });
 }
@@ -195,6 +182,7 @@ int PMPI_Ibarrier(MPI_Comm h, MPI_Request *req)
 WEFT_MPI_WEAK(Barrier_init)
 int PMPI_Barrier_init(MPI_Comm h, MPI_Info info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Barrier_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) { return build_barrier(s); });
@@ -203,6 +191,7 @@ int PMPI_Barrier_init(MPI_Comm h, MPI_Info info, MPI_Request *req)
 WEFT_MPI_WEAK(Ibcast)
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype th, int root, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ibcast", h);
     return begin(cx, h, req, false, [&](Schedule &s) { return build_bcast(cx, s, buffer, count, th, root); });
 }
@@ -210,6 +199,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype th, int root, MPI_Comm h, 
 WEFT_MPI_WEAK(Bcast_init)
 int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype th, int root, MPI_Comm h, MPI_Info info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Bcast_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) { return build_bcast(cx, s, buffer, count, th, root); });
@@ -219,6 +209,7 @@ WEFT_MPI_WEAK(Ireduce)
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, int root, MPI_Comm h,
                  MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ireduce", h);
     return begin(cx, h, req, false, [&](Schedule &s) {
         return build_reduce(cx, s, sendbuf, recvbuf, count, th, op, root);
@@ -229,6 +220,7 @@ WEFT_MPI_WEAK(Reduce_init)
 int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, int root, MPI_Comm h,
                      MPI_Info info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Reduce_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) {
@@ -240,6 +232,7 @@ WEFT_MPI_WEAK(Iallreduce)
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h, MPI_Request
                     *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Iallreduce", h);
     return begin(cx, h, req, false, [&](Schedule &s) {
         return build_allreduce(cx, s, sendbuf, recvbuf, count, th, op);
@@ -250,6 +243,7 @@ WEFT_MPI_WEAK(Allreduce_init)
 int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h,
                         MPI_Info info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Allreduce_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) {
@@ -261,6 +255,7 @@ WEFT_MPI_WEAK(Igather)
 int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype
                  recvtype, int root, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Igather", h);
     const Regular g(c->size, recvcount);
     return begin(cx, h, req, false, [&](Schedule &s) {
@@ -273,6 +268,7 @@ WEFT_MPI_WEAK(Gather_init)
 int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                      MPI_Datatype recvtype, int root, MPI_Comm h, MPI_Info info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Gather_init", h);
     (void)info;   // no hints are understood
     const Regular g(c->size, recvcount);
@@ -286,6 +282,7 @@ WEFT_MPI_WEAK(Igatherv)
 int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int displs[], MPI_Datatype recvtype, int root, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Igatherv", h);
     return begin(cx, h, req, false, [&](Schedule &s) {
         return build_gatherv(cx, s, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
@@ -297,6 +294,7 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm h, MPI_Info info,
                       MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Gatherv_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) {
@@ -308,6 +306,7 @@ WEFT_MPI_WEAK(Iscatter)
 int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, int root, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Iscatter", h);
     const Regular g(c->size, sendcount);
     return begin(cx, h, req, false, [&](Schedule &s) {
@@ -320,6 +319,7 @@ WEFT_MPI_WEAK(Scatter_init)
 int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                       MPI_Datatype recvtype, int root, MPI_Comm h, MPI_Info info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Scatter_init", h);
     (void)info;   // no hints are understood
     const Regular g(c->size, sendcount);
@@ -333,6 +333,7 @@ WEFT_MPI_WEAK(Iscatterv)
 int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void
                    *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Iscatterv", h);
     return begin(cx, h, req, false, [&](Schedule &s) {
         return build_scatterv(cx, s, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
@@ -344,6 +345,7 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
                        *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm h, MPI_Info info,
                        MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Scatterv_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) {
@@ -355,6 +357,7 @@ WEFT_MPI_WEAK(Iallgather)
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                     MPI_Datatype recvtype, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Iallgather", h);
     const Regular g(c->size, recvcount);
     return begin(cx, h, req, false, [&](Schedule &s) {
@@ -367,6 +370,7 @@ WEFT_MPI_WEAK(Allgather_init)
 int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm h, MPI_Info info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Allgather_init", h);
     (void)info;   // no hints are understood
     const Regular g(c->size, recvcount);
@@ -380,6 +384,7 @@ WEFT_MPI_WEAK(Iallgatherv)
 int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                      const int displs[], MPI_Datatype recvtype, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Iallgatherv", h);
     return begin(cx, h, req, false, [&](Schedule &s) {
         return build_allgatherv(cx, s, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
@@ -391,6 +396,7 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
                          recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm h, MPI_Info info,
                          MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Allgatherv_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) {
@@ -402,6 +408,7 @@ WEFT_MPI_WEAK(Ialltoall)
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ialltoall", h);
     return begin(cx, h, req, false, [&](Schedule &s) {
         return alltoall(cx, s, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
@@ -412,6 +419,7 @@ WEFT_MPI_WEAK(Alltoall_init)
 int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                        MPI_Datatype recvtype, MPI_Comm h, MPI_Info info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Alltoall_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) {
@@ -424,6 +432,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                     *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm h,
                     MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ialltoallv", h);
     return begin(cx, h, req, false, [&](Schedule &s) {
         return alltoallv(cx, s, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
@@ -435,6 +444,7 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                         *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm h,
                         MPI_Info info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Alltoallv_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) {
@@ -447,6 +457,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                     void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                     MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ialltoallw", h);
     return begin(cx, h, req, false, [&](Schedule &s) {
         return alltoallw(cx, s, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes);
@@ -458,6 +469,7 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
                         sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype
                         recvtypes[], MPI_Comm h, MPI_Info info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Alltoallw_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) {
@@ -469,6 +481,7 @@ WEFT_MPI_WEAK(Ireduce_scatter)
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype th, MPI_Op op,
                          MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ireduce_scatter", h);
     return begin(cx, h, req, false, [&](Schedule &s) {
         return build_reduce_scatter(cx, s, sendbuf, recvbuf, recvcounts, th, op);
@@ -479,6 +492,7 @@ WEFT_MPI_WEAK(Reduce_scatter_init)
 int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype th, MPI_Op op,
                              MPI_Comm h, MPI_Info info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Reduce_scatter_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) {
@@ -490,6 +504,7 @@ WEFT_MPI_WEAK(Ireduce_scatter_block)
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype th, MPI_Op op, MPI_Comm
                                h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ireduce_scatter_block", h);
     return begin(cx, h, req, false, [&](Schedule &s) {
         return reduce_scatter_block(cx, s, sendbuf, recvbuf, recvcount, th, op);
@@ -500,6 +515,7 @@ WEFT_MPI_WEAK(Reduce_scatter_block_init)
 int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype th, MPI_Op op,
                                    MPI_Comm h, MPI_Info info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Reduce_scatter_block_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) {
@@ -511,6 +527,7 @@ WEFT_MPI_WEAK(Iscan)
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h, MPI_Request
                *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Iscan", h);
     return begin(cx, h, req, false, [&](Schedule &s) {
         return build_scan(cx, s, sendbuf, recvbuf, count, th, op, false);
@@ -521,6 +538,7 @@ WEFT_MPI_WEAK(Scan_init)
 int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h, MPI_Info
                    info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Scan_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) {
@@ -532,6 +550,7 @@ WEFT_MPI_WEAK(Iexscan)
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h, MPI_Request
                  *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Iexscan", h);
     return begin(cx, h, req, false, [&](Schedule &s) {
         return build_scan(cx, s, sendbuf, recvbuf, count, th, op, true);
@@ -542,36 +561,12 @@ WEFT_MPI_WEAK(Exscan_init)
 int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h, MPI_Info
                      info, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     COLL_COMM("MPI_Exscan_init", h);
     (void)info;   // no hints are understood
     return begin(cx, h, req, true, [&](Schedule &s) {
         return build_scan(cx, s, sendbuf, recvbuf, count, th, op, true);
     });
-}
-
-// ---------------------------------------------------------------- MPI_Start
-
-// Persistent collectives' requests; point-to-point ones are started by the
-// point-to-point layer.
-WEFT_MPI_WEAK(Start)
-int PMPI_Start(MPI_Request *h)
-{
-    MPI_NEED_INIT("MPI_Start");
-    if (!h)
-        return raise(nullptr, MPI_ERR_ARG, "MPI_Start", "request is NULL");
-    return start_persistent("MPI_Start", *h);
-}
-
-WEFT_MPI_WEAK(Startall)
-int PMPI_Startall(int n, MPI_Request reqs[])
-{
-    MPI_NEED_INIT("MPI_Startall");
-    if (n < 0 || (n > 0 && !reqs))
-        return raise(nullptr, MPI_ERR_ARG, "MPI_Startall", "count is negative or the request array is NULL");
-    for (int i = 0; i < n; ++i)
-        if (int rc = start_persistent("MPI_Startall", reqs[i]))
-            return rc;
-    return MPI_SUCCESS;
 }
 
 } // extern "C"

@@ -316,7 +316,9 @@ namespace {
 
 class ScheduleOp final : public Operation {
 public:
-    explicit ScheduleOp(std::unique_ptr<Schedule> s) : s_(std::move(s)) {}
+    // Shared: a persistent collective's recipe keeps the schedule for the
+    // next MPI_Start while a round freed by MPI_Request_free runs on.
+    explicit ScheduleOp(std::shared_ptr<Schedule> s) : s_(std::move(s)) {}
     // Posts the first round and lets weft move it once (a send may need a
     // progress pass to leave); testing it now would only cost more passes.
     void post()
@@ -331,14 +333,28 @@ public:
         status->MPI_ERROR = s_->error() == WEFT_SUCCESS ? MPI_SUCCESS : fail_class(s_->error());
         return true;
     }
-    int start() override
+
+private:
+    std::shared_ptr<Schedule> s_;
+};
+
+// A persistent collective (MPI_*_init): the schedule is built once; each
+// MPI_Start rewinds it and runs it as the request's operation, reading the
+// buffers as they are then.
+class ScheduleRecipe final : public Persistent {
+public:
+    explicit ScheduleRecipe(std::unique_ptr<Schedule> s) : s_(std::move(s)) {}
+    int start(Request &r) override
     {
         s_->reset();
+        auto op = std::make_unique<ScheduleOp>(s_);
+        op->post();   // the first round goes out now
+        run_operation_in(r, std::move(op));
         return MPI_SUCCESS;
     }
 
 private:
-    std::unique_ptr<Schedule> s_;
+    std::shared_ptr<Schedule> s_;
 };
 
 } // namespace
@@ -346,7 +362,7 @@ private:
 int start_schedule(const Ctx &, MPI_Comm h, std::unique_ptr<Schedule> s, MPI_Request *out)
 {
     s->wait();
-    auto op = std::make_unique<ScheduleOp>(std::move(s));
+    auto op = std::make_unique<ScheduleOp>(std::shared_ptr<Schedule>(std::move(s)));
     op->post();   // the first round goes out now
     *out = start_operation(std::move(op), h);
     return MPI_SUCCESS;
@@ -355,7 +371,7 @@ int start_schedule(const Ctx &, MPI_Comm h, std::unique_ptr<Schedule> s, MPI_Req
 int persist_schedule(const Ctx &, MPI_Comm h, std::unique_ptr<Schedule> s, MPI_Request *out)
 {
     s->wait();
-    *out = persistent_operation(std::make_unique<ScheduleOp>(std::move(s)), h);
+    *out = make_persistent(std::make_unique<ScheduleRecipe>(std::move(s)), h);
     return MPI_SUCCESS;
 }
 
@@ -369,6 +385,7 @@ extern "C" {
 WEFT_MPI_WEAK(Op_create)
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Op_create");
     if (!user_fn || !op)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Op_create", "the function and the op pointer must not be NULL");
@@ -379,6 +396,7 @@ int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 WEFT_MPI_WEAK(Op_free)
 int PMPI_Op_free(MPI_Op *op)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Op_free");
     if (!op)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Op_free", "op is NULL");
@@ -395,6 +413,7 @@ int PMPI_Op_free(MPI_Op *op)
 WEFT_MPI_WEAK(Op_commutative)
 int PMPI_Op_commutative(MPI_Op op, int *commute)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Op_commutative");
     if (!commute)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Op_commutative", "commute is NULL");

@@ -137,6 +137,7 @@ extern "C" {
 WEFT_MPI_WEAK(Comm_size)
 int PMPI_Comm_size(MPI_Comm h, int *size)
 {
+    MPI_THREAD_GUARD;
     COMM_OR_RETURN("MPI_Comm_size", h, c);
     if (!size)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
@@ -147,6 +148,7 @@ int PMPI_Comm_size(MPI_Comm h, int *size)
 WEFT_MPI_WEAK(Comm_rank)
 int PMPI_Comm_rank(MPI_Comm h, int *rank)
 {
+    MPI_THREAD_GUARD;
     COMM_OR_RETURN("MPI_Comm_rank", h, c);
     if (!rank)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
@@ -157,6 +159,7 @@ int PMPI_Comm_rank(MPI_Comm h, int *rank)
 WEFT_MPI_WEAK(Comm_dup)
 int PMPI_Comm_dup(MPI_Comm h, MPI_Comm *out)
 {
+    MPI_THREAD_GUARD;
     COMM_OR_RETURN("MPI_Comm_dup", h, c);
     if (!out)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
@@ -171,6 +174,7 @@ int PMPI_Comm_dup(MPI_Comm h, MPI_Comm *out)
 WEFT_MPI_WEAK(Comm_split)
 int PMPI_Comm_split(MPI_Comm h, int color, int key, MPI_Comm *out)
 {
+    MPI_THREAD_GUARD;
     COMM_OR_RETURN("MPI_Comm_split", h, c);
     if (!out)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
@@ -208,6 +212,7 @@ int PMPI_Comm_split(MPI_Comm h, int color, int key, MPI_Comm *out)
 WEFT_MPI_WEAK(Comm_create)
 int PMPI_Comm_create(MPI_Comm h, MPI_Group gh, MPI_Comm *out)
 {
+    MPI_THREAD_GUARD;
     COMM_OR_RETURN("MPI_Comm_create", h, c);
     Group *g = group(gh);
     if (!g)
@@ -233,6 +238,7 @@ int PMPI_Comm_create(MPI_Comm h, MPI_Group gh, MPI_Comm *out)
 WEFT_MPI_WEAK(Comm_free)
 int PMPI_Comm_free(MPI_Comm *h)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Comm_free");
     if (!h)
         return comm_error(nullptr, MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL");
@@ -251,6 +257,7 @@ int PMPI_Comm_free(MPI_Comm *h)
 WEFT_MPI_WEAK(Comm_compare)
 int PMPI_Comm_compare(MPI_Comm h1, MPI_Comm h2, int *result)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Comm_compare");
     Comm *a = comm(h1), *b = comm(h2);
     if (!a || !b)
@@ -271,6 +278,7 @@ int PMPI_Comm_compare(MPI_Comm h1, MPI_Comm h2, int *result)
 WEFT_MPI_WEAK(Comm_group)
 int PMPI_Comm_group(MPI_Comm h, MPI_Group *g)
 {
+    MPI_THREAD_GUARD;
     COMM_OR_RETURN("MPI_Comm_group", h, c);
     if (!g)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_group", "group is NULL");
@@ -281,6 +289,7 @@ int PMPI_Comm_group(MPI_Comm h, MPI_Group *g)
 WEFT_MPI_WEAK(Comm_test_inter)
 int PMPI_Comm_test_inter(MPI_Comm h, int *flag)
 {
+    MPI_THREAD_GUARD;
     COMM_OR_RETURN("MPI_Comm_test_inter", h, c);
     if (!flag)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
@@ -291,6 +300,7 @@ int PMPI_Comm_test_inter(MPI_Comm h, int *flag)
 WEFT_MPI_WEAK(Comm_get_attr)
 int PMPI_Comm_get_attr(MPI_Comm h, int keyval, void *value, int *flag)
 {
+    MPI_THREAD_GUARD;
     COMM_OR_RETURN("MPI_Comm_get_attr", h, c);
     if (!value || !flag)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_get_attr", "attribute_val and flag must not be NULL");
@@ -314,6 +324,7 @@ int PMPI_Comm_get_attr(MPI_Comm h, int keyval, void *value, int *flag)
 WEFT_MPI_WEAK(Comm_set_name)
 int PMPI_Comm_set_name(MPI_Comm h, const char *name)
 {
+    MPI_THREAD_GUARD;
     COMM_OR_RETURN("MPI_Comm_set_name", h, c);
     if (!name)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_set_name", "name is NULL");
@@ -324,6 +335,7 @@ int PMPI_Comm_set_name(MPI_Comm h, const char *name)
 WEFT_MPI_WEAK(Comm_get_name)
 int PMPI_Comm_get_name(MPI_Comm h, char *name, int *len)
 {
+    MPI_THREAD_GUARD;
     COMM_OR_RETURN("MPI_Comm_get_name", h, c);
     if (!name || !len)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_get_name", "name and resultlen must not be NULL");
@@ -335,6 +347,7 @@ int PMPI_Comm_get_name(MPI_Comm h, char *name, int *len)
 WEFT_MPI_WEAK(Group_size)
 int PMPI_Group_size(MPI_Group h, int *size)
 {
+    MPI_THREAD_GUARD;
     GROUP_OR_RETURN("MPI_Group_size", h, g);
     if (!size)
         return comm_error(nullptr, MPI_ERR_ARG, "MPI_Group_size", "size is NULL");
@@ -345,6 +358,7 @@ int PMPI_Group_size(MPI_Group h, int *size)
 WEFT_MPI_WEAK(Group_rank)
 int PMPI_Group_rank(MPI_Group h, int *rank)
 {
+    MPI_THREAD_GUARD;
     GROUP_OR_RETURN("MPI_Group_rank", h, g);
     if (!rank)
         return comm_error(nullptr, MPI_ERR_ARG, "MPI_Group_rank", "rank is NULL");
@@ -376,6 +390,7 @@ int check_ranks(const Group &g, int n, const int ranks[], const char *fn)
 WEFT_MPI_WEAK(Group_incl)
 int PMPI_Group_incl(MPI_Group h, int n, const int ranks[], MPI_Group *out)
 {
+    MPI_THREAD_GUARD;
     GROUP_OR_RETURN("MPI_Group_incl", h, g);
     if (int rc = check_ranks(*g, n, ranks, "MPI_Group_incl"))
         return rc;
@@ -391,6 +406,7 @@ int PMPI_Group_incl(MPI_Group h, int n, const int ranks[], MPI_Group *out)
 WEFT_MPI_WEAK(Group_excl)
 int PMPI_Group_excl(MPI_Group h, int n, const int ranks[], MPI_Group *out)
 {
+    MPI_THREAD_GUARD;
     GROUP_OR_RETURN("MPI_Group_excl", h, g);
     if (int rc = check_ranks(*g, n, ranks, "MPI_Group_excl"))
         return rc;
@@ -435,21 +451,28 @@ int set_op(MPI_Group h1, MPI_Group h2, MPI_Group *out, const char *fn, int which
 } // namespace
 
 WEFT_MPI_WEAK(Group_union)
-int PMPI_Group_union(MPI_Group a, MPI_Group b, MPI_Group *out) { return set_op(a, b, out, "MPI_Group_union", 0); }
+int PMPI_Group_union(MPI_Group a, MPI_Group b, MPI_Group *out)
+{
+    MPI_THREAD_GUARD;
+    return set_op(a, b, out, "MPI_Group_union", 0);
+}
 WEFT_MPI_WEAK(Group_intersection)
 int PMPI_Group_intersection(MPI_Group a, MPI_Group b, MPI_Group *out)
 {
+    MPI_THREAD_GUARD;
     return set_op(a, b, out, "MPI_Group_intersection", 1);
 }
 WEFT_MPI_WEAK(Group_difference)
 int PMPI_Group_difference(MPI_Group a, MPI_Group b, MPI_Group *out)
 {
+    MPI_THREAD_GUARD;
     return set_op(a, b, out, "MPI_Group_difference", 2);
 }
 
 WEFT_MPI_WEAK(Group_translate_ranks)
 int PMPI_Group_translate_ranks(MPI_Group h1, int n, const int ranks1[], MPI_Group h2, int ranks2[])
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Group_translate_ranks");
     Group *a = group(h1), *b = group(h2);
     if (!a || !b)
@@ -473,6 +496,7 @@ int PMPI_Group_translate_ranks(MPI_Group h1, int n, const int ranks1[], MPI_Grou
 WEFT_MPI_WEAK(Group_compare)
 int PMPI_Group_compare(MPI_Group h1, MPI_Group h2, int *result)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Group_compare");
     Group *a = group(h1), *b = group(h2);
     if (!a || !b)
@@ -491,6 +515,7 @@ int PMPI_Group_compare(MPI_Group h1, MPI_Group h2, int *result)
 WEFT_MPI_WEAK(Group_free)
 int PMPI_Group_free(MPI_Group *h)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Group_free");
     if (!h)
         return comm_error(nullptr, MPI_ERR_ARG, "MPI_Group_free", "group is NULL");

@@ -123,6 +123,7 @@ namespace {
 Types g_types;
 Types &types() { return g_types; }
 
+
 void add_block(std::vector<Block> &out, std::ptrdiff_t off, size_t len)
 {
     if (len == 0)
@@ -199,6 +200,25 @@ int finish_type(std::unique_ptr<Datatype> t, const Datatype &old, MPI_Datatype *
 } // namespace
 
 Datatype *derived_datatype(MPI_Datatype h) { return types().derived.get(h); }
+
+int record_contents(int rc, const MPI_Datatype *h, int combiner, std::vector<int> ints, std::vector<MPI_Aint> aints,
+                    std::vector<MPI_Datatype> made_of)
+{
+    Datatype *t = rc == MPI_SUCCESS && h ? derived_datatype(*h) : nullptr;
+    if (!t)
+        return rc;
+    t->combiner = combiner;
+    t->contents_ints = std::move(ints);
+    t->contents_aints = std::move(aints);
+    t->contents_handles = made_of;
+    t->contents_types.clear();
+    for (MPI_Datatype m : made_of) {   // copies: the program may free them
+        const Datatype *d = datatype(m);
+        t->contents_types.push_back(d && !d->predefined ? std::make_shared<const Datatype>(*d) : nullptr);
+    }
+    return rc;
+}
+
 
 void pack(const void *buf, int count, const Datatype &t, std::byte *out)
 {
@@ -284,6 +304,7 @@ extern "C" {
 WEFT_MPI_WEAK(Type_contiguous)
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_contiguous");
     int rc = check_count("MPI_Type_contiguous", count);
     if (rc)
@@ -295,12 +316,14 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
     auto t = std::make_unique<Datatype>();
     bool first = true;
     append(*t, *old, 0, count, &first);
-    return finish_type(std::move(t), *old, newtype);
+    return record_contents(finish_type(std::move(t), *old, newtype), newtype, MPI_COMBINER_CONTIGUOUS, {count}, {},
+                    {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_create_hvector)
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_create_hvector");
     int rc = check_count("MPI_Type_create_hvector", count);
     if (!rc)
@@ -315,24 +338,28 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
     bool first = true;
     for (int i = 0; i < count; ++i)
         append(*t, *old, i * stride, blocklength, &first);
-    return finish_type(std::move(t), *old, newtype);
+    return record_contents(finish_type(std::move(t), *old, newtype), newtype, MPI_COMBINER_HVECTOR, {count, blocklength},
+                    {stride}, {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_vector)
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_vector");
     const Datatype *old = datatype(oldtype);
     if (!old)
         return type_error("MPI_Type_vector", MPI_ERR_TYPE, "oldtype is not a datatype");
-    return PMPI_Type_create_hvector(count, blocklength, static_cast<MPI_Aint>(stride) * old->extent(), oldtype,
-                                   newtype);
+    return record_contents(PMPI_Type_create_hvector(count, blocklength, static_cast<MPI_Aint>(stride) * old->extent(),
+                                             oldtype, newtype),
+                    newtype, MPI_COMBINER_VECTOR, {count, blocklength, stride}, {}, {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_create_hindexed)
 int PMPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displacements[],
                              MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_create_hindexed");
     int rc = check_count("MPI_Type_create_hindexed", count);
     if (rc)
@@ -350,13 +377,17 @@ int PMPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Ain
             return rc;
         append(*t, *old, displacements[i], blocklengths[i], &first);
     }
-    return finish_type(std::move(t), *old, newtype);
+    std::vector<int> ints{count};
+    ints.insert(ints.end(), blocklengths, blocklengths + count);
+    return record_contents(finish_type(std::move(t), *old, newtype), newtype, MPI_COMBINER_HINDEXED, std::move(ints),
+                    std::vector<MPI_Aint>(displacements, displacements + count), {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_indexed)
 int PMPI_Type_indexed(int count, const int blocklengths[], const int displacements[], MPI_Datatype oldtype,
                      MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_indexed");
     const Datatype *old = datatype(oldtype);
     if (!old)
@@ -366,22 +397,34 @@ int PMPI_Type_indexed(int count, const int blocklengths[], const int displacemen
     std::vector<MPI_Aint> d(static_cast<size_t>(std::max(count, 0)));
     for (int i = 0; i < count; ++i)
         d[i] = static_cast<MPI_Aint>(displacements[i]) * old->extent();
-    return PMPI_Type_create_hindexed(count, blocklengths, d.data(), oldtype, newtype);
+    std::vector<int> ints{count};
+    if (count > 0 && blocklengths) {
+        ints.insert(ints.end(), blocklengths, blocklengths + count);
+        ints.insert(ints.end(), displacements, displacements + count);
+    }
+    return record_contents(PMPI_Type_create_hindexed(count, blocklengths, d.data(), oldtype, newtype), newtype,
+                    MPI_COMBINER_INDEXED, std::move(ints), {}, {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_create_indexed_block)
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int displacements[], MPI_Datatype oldtype,
                                   MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_create_indexed_block");
     std::vector<int> bl(static_cast<size_t>(std::max(count, 0)), blocklength);
-    return PMPI_Type_indexed(count, bl.data(), displacements, oldtype, newtype);
+    std::vector<int> ints{count, blocklength};
+    if (count > 0 && displacements)
+        ints.insert(ints.end(), displacements, displacements + count);
+    return record_contents(PMPI_Type_indexed(count, bl.data(), displacements, oldtype, newtype), newtype,
+                    MPI_COMBINER_INDEXED_BLOCK, std::move(ints), {}, {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_create_struct)
 int PMPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displacements[],
                            const MPI_Datatype types_[], MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_create_struct");
     int rc = check_count("MPI_Type_create_struct", count);
     if (rc)
@@ -426,12 +469,17 @@ int PMPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint 
     t->seal();
     *newtype = types().derived.add(std::move(t));
     types().derived.get(*newtype)->handle = *newtype;
-    return MPI_SUCCESS;
+    std::vector<int> ints{count};
+    ints.insert(ints.end(), blocklengths, blocklengths + count);
+    return record_contents(MPI_SUCCESS, newtype, MPI_COMBINER_STRUCT, std::move(ints),
+                    std::vector<MPI_Aint>(displacements, displacements + count),
+                    std::vector<MPI_Datatype>(types_, types_ + count));
 }
 
 WEFT_MPI_WEAK(Type_create_resized)
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_create_resized");
     int rc = 0;
     CHECK_OUT("MPI_Type_create_resized", newtype);
@@ -444,12 +492,14 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     t->name.clear();
     t->lb = lb;
     t->ub = lb + extent;
-    return finish_type(std::move(t), *old, newtype);
+    return record_contents(finish_type(std::move(t), *old, newtype), newtype, MPI_COMBINER_RESIZED, {}, {lb, extent},
+                    {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_dup)
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_dup");
     int rc = 0;
     CHECK_OUT("MPI_Type_dup", newtype);
@@ -459,12 +509,13 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     auto t = std::make_unique<Datatype>(*old);
     t->predefined = false;
     t->committed = old->committed;
-    return finish_type(std::move(t), *old, newtype);
+    return record_contents(finish_type(std::move(t), *old, newtype), newtype, MPI_COMBINER_DUP, {}, {}, {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_commit)
 int PMPI_Type_commit(MPI_Datatype *datatype_)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_commit");
     CHECK_OUT("MPI_Type_commit", datatype_);
     Datatype *t = datatype(*datatype_);
@@ -477,6 +528,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype_)
 WEFT_MPI_WEAK(Type_free)
 int PMPI_Type_free(MPI_Datatype *datatype_)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_free");
     CHECK_OUT("MPI_Type_free", datatype_);
     Datatype *t = datatype(*datatype_);
@@ -494,6 +546,7 @@ int PMPI_Type_free(MPI_Datatype *datatype_)
 WEFT_MPI_WEAK(Type_size)
 int PMPI_Type_size(MPI_Datatype h, int *size)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_size");
     CHECK_OUT("MPI_Type_size", size);
     const Datatype *t = datatype(h);
@@ -506,6 +559,7 @@ int PMPI_Type_size(MPI_Datatype h, int *size)
 WEFT_MPI_WEAK(Type_get_extent)
 int PMPI_Type_get_extent(MPI_Datatype h, MPI_Aint *lb, MPI_Aint *extent)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_get_extent");
     CHECK_OUT("MPI_Type_get_extent", lb);
     CHECK_OUT("MPI_Type_get_extent", extent);
@@ -520,6 +574,7 @@ int PMPI_Type_get_extent(MPI_Datatype h, MPI_Aint *lb, MPI_Aint *extent)
 WEFT_MPI_WEAK(Type_get_true_extent)
 int PMPI_Type_get_true_extent(MPI_Datatype h, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_get_true_extent");
     CHECK_OUT("MPI_Type_get_true_extent", true_lb);
     CHECK_OUT("MPI_Type_get_true_extent", true_extent);
@@ -534,6 +589,7 @@ int PMPI_Type_get_true_extent(MPI_Datatype h, MPI_Aint *true_lb, MPI_Aint *true_
 WEFT_MPI_WEAK(Type_get_name)
 int PMPI_Type_get_name(MPI_Datatype h, char *type_name, int *resultlen)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_get_name");
     CHECK_OUT("MPI_Type_get_name", type_name);
     CHECK_OUT("MPI_Type_get_name", resultlen);
@@ -549,6 +605,7 @@ int PMPI_Type_get_name(MPI_Datatype h, char *type_name, int *resultlen)
 WEFT_MPI_WEAK(Type_set_name)
 int PMPI_Type_set_name(MPI_Datatype h, const char *type_name)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Type_set_name");
     CHECK_OUT("MPI_Type_set_name", type_name);
     Datatype *t = datatype(h);
@@ -563,6 +620,7 @@ int PMPI_Type_set_name(MPI_Datatype h, const char *type_name)
 WEFT_MPI_WEAK(Get_address)
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
+    MPI_THREAD_GUARD;
     if (!address)
         return MPI_ERR_ARG;
     *address = reinterpret_cast<MPI_Aint>(location);
@@ -577,6 +635,7 @@ MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return addr1 - addr2; 
 WEFT_MPI_WEAK(Pack_size)
 int PMPI_Pack_size(int incount, MPI_Datatype h, MPI_Comm, int *size)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Pack_size");
     CHECK_OUT("MPI_Pack_size", size);
     if (int rc = check_count("MPI_Pack_size", incount))
@@ -591,6 +650,7 @@ int PMPI_Pack_size(int incount, MPI_Datatype h, MPI_Comm, int *size)
 WEFT_MPI_WEAK(Pack)
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype h, void *outbuf, int outsize, int *position, MPI_Comm)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Pack");
     CHECK_OUT("MPI_Pack", position);
     if (int rc = check_count("MPI_Pack", incount))
@@ -611,6 +671,7 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype h, void *outbuf, int 
 WEFT_MPI_WEAK(Unpack)
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype h, MPI_Comm)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Unpack");
     CHECK_OUT("MPI_Unpack", position);
     if (int rc = check_count("MPI_Unpack", outcount))
@@ -625,6 +686,58 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
                               " + " + std::to_string(need) + " bytes to unpack run past it");
     unpack(static_cast<const std::byte *>(inbuf) + *position, need, outbuf, outcount, *t);
     *position += static_cast<int>(need);
+    return MPI_SUCCESS;
+}
+
+WEFT_MPI_WEAK(Type_get_envelope)
+int PMPI_Type_get_envelope(MPI_Datatype h, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner)
+{
+    MPI_THREAD_GUARD;
+    const Datatype *t = datatype(h);
+    if (!t)
+        return type_error("MPI_Type_get_envelope", MPI_ERR_TYPE, "datatype " + std::to_string(h) + " is not valid");
+    if (!num_integers || !num_addresses || !num_datatypes || !combiner)
+        return type_error("MPI_Type_get_envelope", MPI_ERR_ARG, "an output argument is NULL");
+    *combiner = t->predefined ? MPI_COMBINER_NAMED : t->combiner;
+    *num_integers = t->predefined ? 0 : static_cast<int>(t->contents_ints.size());
+    *num_addresses = t->predefined ? 0 : static_cast<int>(t->contents_aints.size());
+    *num_datatypes = t->predefined ? 0 : static_cast<int>(t->contents_handles.size());
+    return MPI_SUCCESS;
+}
+
+WEFT_MPI_WEAK(Type_get_contents)
+int PMPI_Type_get_contents(MPI_Datatype h, int max_integers, int max_addresses, int max_datatypes, int integers[],
+                           MPI_Aint addresses[], MPI_Datatype datatypes[])
+{
+    MPI_THREAD_GUARD;
+    const Datatype *t = datatype(h);
+    if (!t)
+        return type_error("MPI_Type_get_contents", MPI_ERR_TYPE, "datatype " + std::to_string(h) + " is not valid");
+    if (t->predefined || t->combiner == MPI_COMBINER_NAMED)
+        return type_error("MPI_Type_get_contents", MPI_ERR_TYPE,
+                          "the datatype is predefined (MPI_Type_get_envelope says MPI_COMBINER_NAMED): it has no "
+                          "contents");
+    if (max_integers < static_cast<int>(t->contents_ints.size()) ||
+        max_addresses < static_cast<int>(t->contents_aints.size()) ||
+        max_datatypes < static_cast<int>(t->contents_handles.size()))
+        return type_error("MPI_Type_get_contents", MPI_ERR_ARG,
+                          "the arrays are shorter than MPI_Type_get_envelope's counts (" +
+                              std::to_string(t->contents_ints.size()) + ", " + std::to_string(t->contents_aints.size()) +
+                              ", " + std::to_string(t->contents_handles.size()) + ")");
+    std::copy(t->contents_ints.begin(), t->contents_ints.end(), integers);
+    std::copy(t->contents_aints.begin(), t->contents_aints.end(), addresses);
+    // Predefined ones as they are; derived ones as new datatypes the program
+    // frees (MPI-3.1 4.1.13), made from the copies kept at construction.
+    const auto made_of = t->contents_types;
+    const auto handles = t->contents_handles;
+    for (size_t i = 0; i < handles.size(); ++i) {
+        if (!made_of[i]) {
+            datatypes[i] = handles[i];
+            continue;
+        }
+        datatypes[i] = types().derived.add(std::make_unique<Datatype>(*made_of[i]));
+        types().derived.get(datatypes[i])->handle = datatypes[i];
+    }
     return MPI_SUCCESS;
 }
 

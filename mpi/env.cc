@@ -64,14 +64,12 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Init_thread",
                      "required level " + std::to_string(required) + " is not an MPI_THREAD_* level");
-    // weft's calls must come from one thread at a time: up to SERIALIZED.
-    g_thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
+    // Every level: MULTIPLE puts the MPI layer under one lock (threads.cc).
+    g_thread_level = required;
     *provided = g_thread_level;
     const int rc = start(argc, argv, "MPI_Init_thread");
-    if (rc == MPI_SUCCESS && required == MPI_THREAD_MULTIPLE && weft_rank() == 0)
-        std::fputs("weft MPI: MPI_THREAD_MULTIPLE is not supported yet; this job runs with "
-                   "MPI_THREAD_SERIALIZED (provided says so): make MPI calls from one thread at a time\n",
-                   stderr);
+    if (rc == MPI_SUCCESS && required == MPI_THREAD_MULTIPLE)
+        enable_thread_multiple();
     return rc;
 }
 
@@ -96,6 +94,7 @@ int PMPI_Finalized(int *flag)
 WEFT_MPI_WEAK(Finalize)
 int PMPI_Finalize(void)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Finalize");
     windows_finalize();
     // Buffered sends still on their way go out first (MPI_Buffer_detach
@@ -118,6 +117,7 @@ int PMPI_Finalize(void)
 WEFT_MPI_WEAK(Abort)
 int PMPI_Abort(MPI_Comm c, int errorcode)
 {
+    MPI_THREAD_GUARD;
     std::string msg = "MPI_Abort(" + std::to_string(errorcode) + ") called";
     if (Comm *p = comm(c))
         msg += " on " + (p->name.empty() ? "a communicator" : p->name);

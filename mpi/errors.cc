@@ -57,6 +57,10 @@ const char *class_words(int cls)
     case MPI_ERR_INFO: return "MPI_ERR_INFO: invalid info object";
     case MPI_ERR_NOT_SUPPORTED: return "MPI_ERR_NOT_SUPPORTED: not supported by weft's MPI subset";
     case MPI_ERR_PROC_FAILED: return "MPI_ERR_PROC_FAILED: a peer process failed or cannot be reached";
+    case MPI_ERR_UNSUPPORTED_OPERATION: return "MPI_ERR_UNSUPPORTED_OPERATION: operation not supported";
+    case MPI_ERR_INFO_KEY: return "MPI_ERR_INFO_KEY: info key too long or empty";
+    case MPI_ERR_INFO_VALUE: return "MPI_ERR_INFO_VALUE: info value too long or empty";
+    case MPI_ERR_INFO_NOKEY: return "MPI_ERR_INFO_NOKEY: the info key is not defined";
     default: return nullptr;
     }
 }
@@ -150,6 +154,7 @@ extern "C" {
 WEFT_MPI_WEAK(Error_string)
 int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+    MPI_THREAD_GUARD;
     if (!string || !resultlen)
         return MPI_ERR_ARG;
     std::string s;
@@ -170,6 +175,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 WEFT_MPI_WEAK(Error_class)
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
+    MPI_THREAD_GUARD;
     if (!errorclass)
         return MPI_ERR_ARG;
     if (!class_words(errorcode))
@@ -182,6 +188,7 @@ int PMPI_Error_class(int errorcode, int *errorclass)
 WEFT_MPI_WEAK(Comm_set_errhandler)
 int PMPI_Comm_set_errhandler(MPI_Comm c, MPI_Errhandler eh)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Comm_set_errhandler");
     Comm *p = comm(c);
     if (!p)
@@ -195,6 +202,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm c, MPI_Errhandler eh)
 WEFT_MPI_WEAK(Comm_get_errhandler)
 int PMPI_Comm_get_errhandler(MPI_Comm c, MPI_Errhandler *eh)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Comm_get_errhandler");
     Comm *p = comm(c);
     if (!p)
@@ -208,6 +216,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm c, MPI_Errhandler *eh)
 WEFT_MPI_WEAK(Comm_create_errhandler)
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errhandler *eh)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Comm_create_errhandler");
     if (!function || !eh)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "function and errhandler must not be NULL");
@@ -220,6 +229,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errh
 WEFT_MPI_WEAK(Comm_call_errhandler)
 int PMPI_Comm_call_errhandler(MPI_Comm c, int errorcode)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Comm_call_errhandler");
     Comm *p = comm(c);
     if (!p)
@@ -231,6 +241,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm c, int errorcode)
 WEFT_MPI_WEAK(Errhandler_free)
 int PMPI_Errhandler_free(MPI_Errhandler *eh)
 {
+    MPI_THREAD_GUARD;
     if (!eh)
         return MPI_ERR_ARG;
     // Predefined handlers are not freed; a communicator still using a user

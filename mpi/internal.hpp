@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 // The profiling interface: every MPI function is defined as PMPI_X, and
@@ -105,6 +106,12 @@ struct Datatype {
     size_t basic_extent = 0;         // its bytes in memory (pairs: with their padding)
     std::vector<uint32_t> signature;   // Mixed only: the basics' data sizes, in type-map order
     std::string name;
+    // How it was made, for MPI_Type_get_envelope / get_contents.
+    int combiner = MPI_COMBINER_NAMED;
+    std::vector<int> contents_ints;
+    std::vector<MPI_Aint> contents_aints;
+    std::vector<MPI_Datatype> contents_handles;                   // as the constructor got them
+    std::vector<std::shared_ptr<const Datatype>> contents_types;  // copies of the derived ones (else null)
 
     // Set by seal() once the type is built, for the hot paths.
     bool single_block = false;       // one element's data is one byte range
@@ -135,6 +142,11 @@ inline Datatype *datatype(MPI_Datatype h)
     }
     return derived_datatype(h);
 }
+// After a constructor returned rc and made *h: records how (combiner and
+// arguments, the datatypes it was made of) on *h when rc is MPI_SUCCESS.
+// Returns rc.
+int record_contents(int rc, const MPI_Datatype *h, int combiner, std::vector<int> ints, std::vector<MPI_Aint> aints,
+                    std::vector<MPI_Datatype> made_of);
 // Copies count elements at buf into out (size*count bytes), or back.
 void pack(const void *buf, int count, const Datatype &t, std::byte *out);
 // Unpacks at most bytes (a partial last element too).
@@ -153,6 +165,15 @@ void wire_for_recv(void *buf, int count, const Datatype &t, Wire *w);
 // After a receive into w: unpack when it was packed.
 void wire_finish_recv(const Wire &w, size_t received, void *buf, int count, const Datatype &t);
 
+// ---------------------------------------------------------------- info
+
+// An info object's (key, value) pairs, in the order they were set.
+using InfoPairs = std::vector<std::pair<std::string, std::string>>;
+// The pairs of info h (MPI_INFO_ENV included), or null when h names none.
+const InfoPairs *info_pairs(MPI_Info h);
+// A new info object holding pairs; its handle.
+MPI_Info make_info(InfoPairs pairs);
+
 // ---------------------------------------------------------------- groups, communicators
 
 struct Group {
@@ -169,6 +190,7 @@ struct Comm {
     std::vector<int> local;        // job rank -> comm rank (-1: not a member); empty: identity
     MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
     std::string name;
+    InfoPairs info;                // MPI_Comm_set_info's hints
 
     uint32_t to_world(int r) const { return world[r]; }
     int from_world(uint32_t w) const
@@ -217,6 +239,37 @@ bool initialized();
             return ::weft::mpi::raise(nullptr, MPI_ERR_OTHER, fn, "MPI is not initialized (call MPI_Init first)"); \
     } while (0)
 
+// ---------------------------------------------------------------- threads
+
+// MPI_THREAD_MULTIPLE (threads.cc): every MPI function starts with
+// MPI_THREAD_GUARD, which holds the MPI layer's lock for the call when the
+// program asked for MULTIPLE and is one predictable branch otherwise.
+extern bool g_thread_multiple;
+void big_lock();     // recursive per thread
+void big_unlock();
+// Called by MPI_Init_thread(MPI_THREAD_MULTIPLE): from then on the guard
+// locks, and blocking waits hand the lock to queued threads (a service).
+void enable_thread_multiple();
+class ThreadGuard {
+public:
+    ThreadGuard() : held_(g_thread_multiple)
+    {
+        if (__builtin_expect(held_, 0))
+            big_lock();
+    }
+    ~ThreadGuard()
+    {
+        if (__builtin_expect(held_, 0))
+            big_unlock();
+    }
+    ThreadGuard(const ThreadGuard &) = delete;
+    ThreadGuard &operator=(const ThreadGuard &) = delete;
+
+private:
+    bool held_;
+};
+#define MPI_THREAD_GUARD ::weft::mpi::ThreadGuard weft_mpi_thread_guard_
+
 // ---------------------------------------------------------------- requests
 
 // A request the MPI layer completes itself rather than the engine: a
@@ -232,18 +285,26 @@ struct Operation {
     // MPI_Cancel: true when it was cancelled (progress then completes it
     // with the status saying so); false when it cannot be.
     virtual bool cancel() { return false; }
-    // Persistent operations (MPI-4's MPI_*_init collectives): the request
-    // stays after each completion, inactive, until MPI_Start calls start()
-    // (an MPI error class) to run it again; active from then until a wait
-    // or test reports its completion.
-    bool persistent = false;
-    bool active = false;
-    virtual int start() { return MPI_ERR_REQUEST; }
+};
+
+struct Request;
+
+// A persistent request's recipe (MPI_Send_init, MPI_Recv_init, a
+// persistent collective): start() begins one round by making r what the
+// matching nonblocking call would have made it (Send, Recv, Done, or an
+// Op through run_operation_in). Returns an MPI class, raised already.
+struct Persistent {
+    virtual ~Persistent() = default;
+    virtual int start(Request &r) = 0;
 };
 
 struct Request {
     int index = 0;                   // its slot; the handle is index + 1
     bool live = false;
+    // Persistent: completion leaves it inactive (Done, empty status) with
+    // its handle, for MPI_Start to begin the next round from `recipe`.
+    bool persistent = false;
+    bool active = false;
     int next_free = -1;
     // Op: driven by `op` until complete, then Done with done_status.
     enum class Kind { Send, Recv, Done, Op } kind = Kind::Send;
@@ -255,6 +316,7 @@ struct Request {
     Wire wire;                       // a packed send/receive's bytes
     MPI_Status done_status{};        // Kind::Done: the status to report
     std::unique_ptr<Operation> op;   // Kind::Op
+    std::unique_ptr<Persistent> recipe;   // persistent only
 };
 
 // Requests are pooled: a slot is reused through an intrusive free list,
@@ -314,9 +376,24 @@ inline void free_request(MPI_Request h)
 // returns the MPI error class of the operation (MPI_SUCCESS included).
 int finish_request(Request &r, const weft_msg_status_t &ws, MPI_Status *status);
 
-// Starts a receive (MPI_Irecv's checks and errors).
+// Starts a receive (MPI_Irecv's checks and errors). type: the datatype th
+// names, or a copy a persistent request keeps (th may be freed meanwhile).
 int start_recv(const char *fn, void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h,
-               MPI_Request *out);
+               MPI_Request *out, const Datatype *type = nullptr);
+// Starts a send of any mode (flags: WEFT_SEND_SYNC); *out gets the request
+// (nonblocking), or the send completes here (out null). type as above.
+int start_send(const char *fn, const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h,
+               unsigned flags, MPI_Request *out, const Datatype *type = nullptr);
+// The checks of a send (recv false) or receive's arguments, MPI_SUCCESS or
+// the error raised: c and t are what the handles h and th name (or null).
+int check_p2p(const char *fn, MPI_Comm h, Comm *c, const void *buf, int count, const Datatype *t, MPI_Datatype th,
+              int peer, int tag, bool recv);
+// MPI_Iprobe's work (checks, services, the engine's probe): *flag, and *ws
+// when a message is there. From MPI_PROC_NULL: *flag = 1 and ws untouched.
+int probe_once(const char *fn, int source, int tag, MPI_Comm h, int *flag, weft_msg_status_t *ws);
+// A buffered send (MPI_Bsend, MPI_Ibsend with out).
+int bsend(const char *fn, const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h,
+          MPI_Request *out, const Datatype *type = nullptr);
 // A freed send whose bytes were packed keeps them until weft is done.
 void keep_in_background(weft_request_t req, std::vector<std::byte> data);
 
@@ -325,13 +402,17 @@ void keep_in_background(weft_request_t req, std::vector<std::byte> data);
 MPI_Request start_operation(std::unique_ptr<Operation> op, MPI_Comm c);
 // Advances r once if it is an operation; true when r is complete (Done).
 bool advance_operation(Request &r);
-// A persistent operation's request, inactive (Kind::Done, empty status)
-// until activate_operation (after op->start()) makes it run.
-MPI_Request persistent_operation(std::unique_ptr<Operation> op, MPI_Comm c);
-void activate_operation(Request &r);
-inline bool inactive_persistent(const Request &r)
+// Makes the existing request r (a persistent one being started) run op.
+void run_operation_in(Request &r, std::unique_ptr<Operation> op);
+// A new inactive persistent request on c that starts rounds from recipe.
+MPI_Request make_persistent(std::unique_ptr<Persistent> recipe, MPI_Comm c);
+// Null or an inactive persistent request: what MPI_Waitany and friends skip.
+inline bool null_or_inactive(MPI_Request h)
 {
-    return r.kind == Request::Kind::Done && r.op && r.op->persistent && !r.op->active;
+    if (h == MPI_REQUEST_NULL)
+        return true;
+    const Request *r = request(h);
+    return r && r->persistent && !r->active;
 }
 
 // Work every blocking wait of the MPI layer does between progress passes:

@@ -16,7 +16,13 @@ libweft_mpi_la_SOURCES = \
 	mpi/win_sync.cc
 # The MPI-3.1 surface grows by area, each in its own files (issue 22).
 # Point-to-point, requests, threads and the environment:
-libweft_mpi_la_SOURCES +=
+libweft_mpi_la_SOURCES += \
+	mpi/persistent.cc \
+	mpi/mprobe.cc \
+	mpi/grequest.cc \
+	mpi/info.cc \
+	mpi/compat.cc \
+	mpi/threads.cc
 
 # Collectives (blocking, nonblocking, persistent) and operations:
 libweft_mpi_la_SOURCES += mpi/coll.hpp mpi/coll_sched.hpp mpi/coll_sched.cc mpi/coll_build.cc mpi/coll_nb.cc

@@ -79,19 +79,29 @@ int check(const char *fn, MPI_Comm h, Comm *c, const void *buf, int count, const
     return MPI_SUCCESS;
 }
 
+} // namespace
+
+int check_p2p(const char *fn, MPI_Comm h, Comm *c, const void *buf, int count, const Datatype *t, MPI_Datatype th,
+              int peer, int tag, bool recv)
+{
+    return check(fn, h, c, buf, count, t, th, peer, tag, recv);
+}
+
+namespace {
+
 int send_failed(Comm *c, const char *fn, int rc, int dest)
 {
     return raise(c, fail_class(rc), fn,
                  "to rank " + std::to_string(dest) + ": " + weft_why(rc));
 }
 
-// Starts a send of any mode; *out gets the request (nonblocking) or the
-// send completes here (out null).
+} // namespace
+
 int start_send(const char *fn, const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h,
-               unsigned flags, MPI_Request *out)
+               unsigned flags, MPI_Request *out, const Datatype *type)
 {
     Comm *c = comm(h);
-    const Datatype *t = datatype(th);
+    const Datatype *t = type ? type : datatype(th);
     if (int rc = check(fn, h, c, buf, count, t, th, dest, tag, false))
         return rc;
     if (dest == MPI_PROC_NULL) {
@@ -137,10 +147,10 @@ int start_send(const char *fn, const void *buf, int count, MPI_Datatype th, int 
 }
 
 int bsend(const char *fn, const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h,
-          MPI_Request *out)
+          MPI_Request *out, const Datatype *type)
 {
     Comm *c = comm(h);
-    const Datatype *t = datatype(th);
+    const Datatype *t = type ? type : datatype(th);
     if (int rc = check(fn, h, c, buf, count, t, th, dest, tag, false))
         return rc;
     if (out) {
@@ -176,6 +186,8 @@ int bsend(const char *fn, const void *buf, int count, MPI_Datatype th, int dest,
     return MPI_SUCCESS;
 }
 
+namespace {
+
 uint32_t weft_source(const Comm &c, int source)
 {
     return source == MPI_ANY_SOURCE ? WEFT_ANY_SOURCE : c.to_world(source);
@@ -193,10 +205,10 @@ void keep_in_background(weft_request_t req, std::vector<std::byte> data)
 }
 
 int start_recv(const char *fn, void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h,
-               MPI_Request *out)
+               MPI_Request *out, const Datatype *type)
 {
     Comm *c = comm(h);
-    const Datatype *t = datatype(th);
+    const Datatype *t = type ? type : datatype(th);
     if (int rc = check(fn, h, c, buf, count, t, th, source, tag, true))
         return rc;
     Request *r;
@@ -223,6 +235,25 @@ int start_recv(const char *fn, void *buf, int count, MPI_Datatype th, int source
     return MPI_SUCCESS;
 }
 
+int probe_once(const char *fn, int source, int tag, MPI_Comm h, int *flag, weft_msg_status_t *ws)
+{
+    Comm *c = comm(h);
+    if (int rc = check(fn, h, c, nullptr, 0, datatype(MPI_BYTE), MPI_BYTE, source, tag, true))
+        return rc;
+    if (!flag)
+        return raise(c, MPI_ERR_ARG, fn, "flag is NULL");
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    if (g_service)
+        g_service();
+    if (int rc = weft_iprobe_ctx(weft_source(*c, source), tag == MPI_ANY_TAG ? WEFT_ANY_TAG : tag, c->context, flag,
+                                 ws))
+        return raise(c, fail_class(rc), fn, weft_why(rc));
+    return MPI_SUCCESS;
+}
+
 } // namespace weft::mpi
 
 using namespace weft::mpi;
@@ -232,6 +263,7 @@ extern "C" {
 WEFT_MPI_WEAK(Send)
 int PMPI_Send(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     // The fast path: every check the slow path makes, in one branch.
     Comm *c = comm(h);
     const Datatype *t = datatype(th);
@@ -248,24 +280,28 @@ int PMPI_Send(const void *buf, int count, MPI_Datatype th, int dest, int tag, MP
 WEFT_MPI_WEAK(Rsend)
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     return start_send("MPI_Rsend", buf, count, th, dest, tag, h, 0, nullptr);
 }
 
 WEFT_MPI_WEAK(Ssend)
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     return start_send("MPI_Ssend", buf, count, th, dest, tag, h, WEFT_SEND_SYNC, nullptr);
 }
 
 WEFT_MPI_WEAK(Bsend)
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h)
 {
+    MPI_THREAD_GUARD;
     return bsend("MPI_Bsend", buf, count, th, dest, tag, h, nullptr);
 }
 
 WEFT_MPI_WEAK(Isend)
 int PMPI_Isend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     // The fast path, as MPI_Send's.
     Comm *c = comm(h);
     const Datatype *t = datatype(th);
@@ -291,6 +327,7 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype th, int dest, int tag, M
 WEFT_MPI_WEAK(Irsend)
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     if (!req)
         return raise(comm(h), MPI_ERR_ARG, "MPI_Irsend", "request is NULL");
     return start_send("MPI_Irsend", buf, count, th, dest, tag, h, 0, req);
@@ -299,6 +336,7 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, 
 WEFT_MPI_WEAK(Issend)
 int PMPI_Issend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     if (!req)
         return raise(comm(h), MPI_ERR_ARG, "MPI_Issend", "request is NULL");
     return start_send("MPI_Issend", buf, count, th, dest, tag, h, WEFT_SEND_SYNC, req);
@@ -307,6 +345,7 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype th, int dest, int tag, 
 WEFT_MPI_WEAK(Ibsend)
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     if (!req)
         return raise(comm(h), MPI_ERR_ARG, "MPI_Ibsend", "request is NULL");
     return bsend("MPI_Ibsend", buf, count, th, dest, tag, h, req);
@@ -315,6 +354,7 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype th, int dest, int tag, 
 WEFT_MPI_WEAK(Buffer_attach)
 int PMPI_Buffer_attach(void *buffer, int size)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Buffer_attach");
     if (g_bsend_attached)
         return raise(nullptr, MPI_ERR_BUFFER, "MPI_Buffer_attach",
@@ -330,6 +370,7 @@ int PMPI_Buffer_attach(void *buffer, int size)
 WEFT_MPI_WEAK(Buffer_detach)
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Buffer_detach");
     // Every buffered send (and freed packed send) goes out first.
     while (!g_background.empty()) {
@@ -353,6 +394,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 WEFT_MPI_WEAK(Irecv)
 int PMPI_Irecv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h, MPI_Request *req)
 {
+    MPI_THREAD_GUARD;
     // The fast path: a contiguous receive lands in buf itself.
     Comm *c = comm(h);
     const Datatype *t = datatype(th);
@@ -379,6 +421,7 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_C
 WEFT_MPI_WEAK(Recv)
 int PMPI_Recv(void *buf, int count, MPI_Datatype th, int source, int tag, MPI_Comm h, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     Comm *c = comm(h);
     const Datatype *t = datatype(th);
     if (c && t && t->committed && count >= 0 && (tag >= 0 || tag == MPI_ANY_TAG) &&
@@ -419,6 +462,7 @@ WEFT_MPI_WEAK(Sendrecv)
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm h, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     MPI_Request r;
     if (int rc = start_recv("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, h, &r))
         return rc;
@@ -434,6 +478,7 @@ WEFT_MPI_WEAK(Sendrecv_replace)
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype th, int dest, int sendtag, int source, int recvtag,
                          MPI_Comm h, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     Comm *c = comm(h);
     const Datatype *t = datatype(th);
     if (int rc = check("MPI_Sendrecv_replace", h, c, buf, count, t, th, dest, sendtag, false))
@@ -456,30 +501,21 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype th, int dest, int s
 WEFT_MPI_WEAK(Iprobe)
 int PMPI_Iprobe(int source, int tag, MPI_Comm h, int *flag, MPI_Status *status)
 {
-    Comm *c = comm(h);
-    if (int rc = check("MPI_Iprobe", h, c, nullptr, 0, datatype(MPI_BYTE), MPI_BYTE, source, tag, true))
-        return rc;
-    if (!flag)
-        return raise(c, MPI_ERR_ARG, "MPI_Iprobe", "flag is NULL");
-    if (source == MPI_PROC_NULL) {
-        *flag = 1;
-        empty_status(status);
-        return MPI_SUCCESS;
-    }
-    if (g_service)
-        g_service();
+    MPI_THREAD_GUARD;
     weft_msg_status_t ws{};
-    if (int rc = weft_iprobe_ctx(weft_source(*c, source), tag == MPI_ANY_TAG ? WEFT_ANY_TAG : tag, c->context, flag,
-                                 &ws))
-        return raise(c, fail_class(rc), "MPI_Iprobe", weft_why(rc));
-    if (*flag && status)
-        to_status(ws, *c, status);
+    if (int rc = probe_once("MPI_Iprobe", source, tag, h, flag, &ws))
+        return rc;
+    if (*flag && source == MPI_PROC_NULL)
+        empty_status(status);
+    else if (*flag && status)
+        to_status(ws, *comm(h), status);
     return MPI_SUCCESS;
 }
 
 WEFT_MPI_WEAK(Probe)
 int PMPI_Probe(int source, int tag, MPI_Comm h, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     int flag = 0;
     for (;;) {
         if (int rc = PMPI_Iprobe(source, tag, h, &flag, status))
@@ -492,6 +528,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm h, MPI_Status *status)
 WEFT_MPI_WEAK(Get_count)
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype th, int *count)
 {
+    MPI_THREAD_GUARD;
     if (!status || !count)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Get_count", "status and count must not be NULL");
     const Datatype *t = datatype(th);
@@ -509,6 +546,7 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype th, int *count)
 WEFT_MPI_WEAK(Get_elements)
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype th, int *count)
 {
+    MPI_THREAD_GUARD;
     if (!status || !count)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Get_elements", "status and count must not be NULL");
     const Datatype *t = datatype(th);

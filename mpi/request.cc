@@ -22,8 +22,10 @@ std::vector<std::unique_ptr<Operation>> g_detached_ops;
 
 void run_services()
 {
-    // A service may wait, and a wait runs the services: once at a time.
-    static bool running = false;
+    // A service may wait, and a wait runs the services: once at a time
+    // per thread (under MPI_THREAD_MULTIPLE a thread that handed the lock
+    // over from inside a service is still in here when the next one runs them).
+    thread_local bool running = false;
     if (running)
         return;
     running = true;
@@ -92,23 +94,45 @@ bool test_one(Request &r, weft_msg_status_t *ws, int *rc)
     return done != 0;
 }
 
-// Completes r and frees its handle; the MPI class, after calling the
+// An inactive persistent request: MPI_Wait on it returns at once with an
+// empty status (source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0).
+void make_inactive(Request &r)
+{
+    r.active = false;
+    r.kind = Request::Kind::Done;
+    r.req = WEFT_REQUEST_NULL;
+    empty_status(&r.done_status);
+    r.done_status.MPI_SOURCE = MPI_ANY_SOURCE;
+}
+
+// Keeps the outcome of r, which weft has finished (and freed), in r itself
+// for the call that completes it later: MPI_Testall's all-or-nothing,
+// MPI_Request_get_status.
+void settle(Request &r, const weft_msg_status_t &ws)
+{
+    if (r.kind == Request::Kind::Done)
+        return;
+    MPI_Status st;
+    finish_request(r, ws, &st);
+    r.kind = Request::Kind::Done;
+    r.done_status = st;
+}
+
+// Completes r and frees its handle (a persistent one stays, inactive); the MPI class, after calling the
 // communicator's handler when it is an error (fn names the call).
 int complete(MPI_Request *h, Request &r, const weft_msg_status_t &ws, MPI_Status *status, const char *fn,
              bool raise_errors)
 {
     const int cls = finish_request(r, ws, status);
     const MPI_Comm ch = r.comm;
-    if (r.op && r.op->persistent) {   // reported once; the request stays, inactive
-        r.op->active = false;
-        empty_status(&r.done_status);
-        r.done_status.MPI_SOURCE = MPI_ANY_SOURCE;
-        return cls == MPI_SUCCESS || !raise_errors ? cls : raise(comm(ch), cls, fn, "the collective failed");
-    }
     const bool recv = r.kind == Request::Kind::Recv;
     const size_t posted = r.wire.bytes;
-    free_request(*h);
-    *h = MPI_REQUEST_NULL;
+    if (r.persistent) {
+        make_inactive(r);
+    } else {
+        free_request(*h);
+        *h = MPI_REQUEST_NULL;
+    }
     if (cls == MPI_SUCCESS || !raise_errors)
         return cls;
     std::string why = cls == MPI_ERR_TRUNCATE && recv
@@ -139,11 +163,27 @@ MPI_Request start_operation(std::unique_ptr<Operation> op, MPI_Comm c)
 {
     Request *r;
     const MPI_Request h = new_request(&r);
-    r->kind = Request::Kind::Op;
     r->comm = c;
-    r->op = std::move(op);
-    g_active_ops.push_back(h);
+    run_operation_in(*r, std::move(op));
+    return h;
+}
+
+void run_operation_in(Request &r, std::unique_ptr<Operation> op)
+{
+    r.kind = Request::Kind::Op;
+    r.op = std::move(op);
+    g_active_ops.push_back(r.index + 1);
     add_service(progress_operations);
+}
+
+MPI_Request make_persistent(std::unique_ptr<Persistent> recipe, MPI_Comm c)
+{
+    Request *r;
+    const MPI_Request h = new_request(&r);
+    r->comm = c;
+    r->persistent = true;
+    r->recipe = std::move(recipe);
+    make_inactive(*r);
     return h;
 }
 
@@ -158,31 +198,9 @@ bool advance_operation(Request &r)
         return false;
     r.kind = Request::Kind::Done;
     r.done_status = st;
-    if (!r.op->persistent)
-        r.op.reset();
+    r.op.reset();
     forget_operation(r.index + 1);
     return true;
-}
-
-MPI_Request persistent_operation(std::unique_ptr<Operation> op, MPI_Comm c)
-{
-    Request *r;
-    const MPI_Request h = new_request(&r);
-    r->kind = Request::Kind::Done;
-    empty_status(&r->done_status);
-    r->done_status.MPI_SOURCE = MPI_ANY_SOURCE;
-    r->comm = c;
-    r->op = std::move(op);
-    r->op->persistent = true;
-    return h;
-}
-
-void activate_operation(Request &r)
-{
-    r.kind = Request::Kind::Op;
-    r.op->active = true;
-    g_active_ops.push_back(r.index + 1);
-    add_service(progress_operations);
 }
 
 MPI_Request grow_requests(Request **out)
@@ -278,6 +296,7 @@ extern "C" {
 WEFT_MPI_WEAK(Wait)
 int PMPI_Wait(MPI_Request *h, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     if (!h)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Wait", "request is NULL");
     if (*h == MPI_REQUEST_NULL) {
@@ -296,7 +315,7 @@ int PMPI_Wait(MPI_Request *h, MPI_Status *status)
     if (r->kind != Request::Kind::Done) {
         if (int rc = wait_one(&r->req, &ws); rc != WEFT_SUCCESS && ws.error == WEFT_SUCCESS)
             ws.error = rc;
-        if (ws.error == WEFT_SUCCESS && !status && !r->wire.packed) {   // as in MPI_Waitall
+        if (ws.error == WEFT_SUCCESS && !status && !r->wire.packed && !r->persistent) {   // as in MPI_Waitall
             free_request(*h);
             *h = MPI_REQUEST_NULL;
             return MPI_SUCCESS;
@@ -308,6 +327,7 @@ int PMPI_Wait(MPI_Request *h, MPI_Status *status)
 WEFT_MPI_WEAK(Test)
 int PMPI_Test(MPI_Request *h, int *flag, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     if (!h || !flag)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Test", "request and flag must not be NULL");
     *flag = 0;
@@ -360,11 +380,9 @@ int sweep(int n, MPI_Request reqs[], int limit, int indices[], MPI_Status status
 {
     int k = 0;
     for (int i = 0; i < n && k < limit; ++i) {
-        if (reqs[i] == MPI_REQUEST_NULL)
+        if (null_or_inactive(reqs[i]))
             continue;
         Request *r = request(reqs[i]);
-        if (inactive_persistent(*r))
-            continue;
         weft_msg_status_t ws{};
         int rc;
         if (!test_one(*r, &ws, &rc))
@@ -386,7 +404,7 @@ int sweep(int n, MPI_Request reqs[], int limit, int indices[], MPI_Status status
 bool all_null(int n, const MPI_Request reqs[])
 {
     for (int i = 0; i < n; ++i)
-        if (reqs[i] != MPI_REQUEST_NULL && !inactive_persistent(*request(reqs[i])))
+        if (!null_or_inactive(reqs[i]))
             return false;
     return true;
 }
@@ -396,6 +414,7 @@ bool all_null(int n, const MPI_Request reqs[])
 WEFT_MPI_WEAK(Waitall)
 int PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
+    MPI_THREAD_GUARD;
     if (n < 0 || (n > 0 && !reqs))
         return raise(nullptr, MPI_ERR_ARG, "MPI_Waitall", "count is negative or the request array is NULL");
     MPI_Comm first_comm = MPI_COMM_NULL;
@@ -420,7 +439,8 @@ int PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
                 ws.error = rc;
         // The common case: a contiguous send or receive that went well and
         // whose status nobody wants.
-        if (ws.error == WEFT_SUCCESS && !st && !r->wire.packed && r->kind != Request::Kind::Done) {
+        if (ws.error == WEFT_SUCCESS && !st && !r->wire.packed && r->kind != Request::Kind::Done &&
+            !r->persistent) {
             free_request(reqs[i]);
             reqs[i] = MPI_REQUEST_NULL;
             continue;
@@ -438,6 +458,7 @@ int PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 WEFT_MPI_WEAK(Testall)
 int PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
+    MPI_THREAD_GUARD;
     if (int rc = check_array("MPI_Testall", n, reqs))
         return rc;
     if (!flag)
@@ -460,10 +481,7 @@ int PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
             all = false;
             continue;
         }
-        MPI_Status st;
-        finish_request(*r, ws, &st);
-        r->kind = Request::Kind::Done;
-        r->done_status = st;
+        settle(*r, ws);
     }
     if (!all)
         return MPI_SUCCESS;
@@ -474,6 +492,7 @@ int PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 WEFT_MPI_WEAK(Waitany)
 int PMPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     if (int rc = check_array("MPI_Waitany", n, reqs))
         return rc;
     if (!index)
@@ -502,6 +521,7 @@ int PMPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 WEFT_MPI_WEAK(Testany)
 int PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
+    MPI_THREAD_GUARD;
     if (int rc = check_array("MPI_Testany", n, reqs))
         return rc;
     if (!index || !flag)
@@ -531,6 +551,7 @@ int PMPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *s
 WEFT_MPI_WEAK(Waitsome)
 int PMPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
+    MPI_THREAD_GUARD;
     if (int rc = check_array("MPI_Waitsome", n, reqs))
         return rc;
     if (!outcount || (n > 0 && !indices))
@@ -552,6 +573,7 @@ int PMPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_S
 WEFT_MPI_WEAK(Testsome)
 int PMPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
+    MPI_THREAD_GUARD;
     if (int rc = check_array("MPI_Testsome", n, reqs))
         return rc;
     if (!outcount || (n > 0 && !indices))
@@ -571,11 +593,16 @@ int PMPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_S
 WEFT_MPI_WEAK(Request_free)
 int PMPI_Request_free(MPI_Request *h)
 {
+    MPI_THREAD_GUARD;
     if (!h)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Request_free", "request is NULL");
     Request *r = request(*h);
     if (!r)
         return raise(nullptr, MPI_ERR_REQUEST, "MPI_Request_free", "request is not valid");
+    if (r->persistent) {   // an active round goes on unseen, as a freed nonblocking one
+        r->persistent = r->active = false;
+        r->recipe.reset();
+    }
     if (r->kind == Request::Kind::Send && r->wire.packed) {
         keep_in_background(r->req, std::move(r->wire.scratch));   // its bytes stay until sent
     } else if (r->kind == Request::Kind::Op) {                     // it runs on, unseen
@@ -584,8 +611,6 @@ int PMPI_Request_free(MPI_Request *h)
         add_service(progress_operations);
     } else if (r->kind != Request::Kind::Done) {
         weft_request_free(&r->req);
-    } else {
-        r->op.reset();   // an inactive persistent operation's schedule
     }
     free_request(*h);
     *h = MPI_REQUEST_NULL;
@@ -595,6 +620,7 @@ int PMPI_Request_free(MPI_Request *h)
 WEFT_MPI_WEAK(Cancel)
 int PMPI_Cancel(MPI_Request *h)
 {
+    MPI_THREAD_GUARD;
     if (!h)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Cancel", "request is NULL");
     Request *r = request(*h);
@@ -609,9 +635,42 @@ int PMPI_Cancel(MPI_Request *h)
     return MPI_SUCCESS;
 }
 
+WEFT_MPI_WEAK(Request_get_status)
+int PMPI_Request_get_status(MPI_Request h, int *flag, MPI_Status *status)
+{
+    MPI_THREAD_GUARD;
+    if (!flag)
+        return raise(nullptr, MPI_ERR_ARG, "MPI_Request_get_status", "flag is NULL");
+    if (null_or_inactive(h)) {
+        *flag = 1;
+        empty_status(status);
+        if (status)
+            status->MPI_SOURCE = MPI_ANY_SOURCE;
+        return MPI_SUCCESS;
+    }
+    Request *r = request(h);
+    if (!r)
+        return raise(nullptr, MPI_ERR_REQUEST, "MPI_Request_get_status",
+                     "request " + std::to_string(h) + " is not valid (completed or freed already?)");
+    if (g_service)
+        g_service();
+    // As MPI_Test, but the request stays: its outcome is kept for the
+    // wait or test that completes it.
+    weft_msg_status_t ws{};
+    int rc;
+    *flag = test_one(*r, &ws, &rc);
+    if (!*flag)
+        return MPI_SUCCESS;
+    settle(*r, ws);
+    if (status)
+        *status = r->done_status;
+    return MPI_SUCCESS;
+}
+
 WEFT_MPI_WEAK(Test_cancelled)
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
+    MPI_THREAD_GUARD;
     if (!status || !flag)
         return raise(nullptr, MPI_ERR_ARG, "MPI_Test_cancelled", "status and flag must not be NULL");
     *flag = status->weft_cancelled_;

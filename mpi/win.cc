@@ -345,6 +345,7 @@ extern "C" {
 WEFT_MPI_WEAK(Win_create)
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm h, MPI_Win *out)
 {
+    MPI_THREAD_GUARD;
     const char *fn = "MPI_Win_create";
     MPI_NEED_INIT(fn);
     (void)info;
@@ -365,6 +366,7 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 WEFT_MPI_WEAK(Win_allocate)
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm h, void *baseptr, MPI_Win *out)
 {
+    MPI_THREAD_GUARD;
     const char *fn = "MPI_Win_allocate";
     MPI_NEED_INIT(fn);
     (void)info;
@@ -394,6 +396,7 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm h, v
 WEFT_MPI_WEAK(Win_free)
 int PMPI_Win_free(MPI_Win *h)
 {
+    MPI_THREAD_GUARD;
     const char *fn = "MPI_Win_free";
     MPI_NEED_INIT(fn);
     if (!h)
@@ -413,6 +416,7 @@ int PMPI_Win_free(MPI_Win *h)
 WEFT_MPI_WEAK(Win_get_group)
 int PMPI_Win_get_group(MPI_Win h, MPI_Group *group)
 {
+    MPI_THREAD_GUARD;
     WIN_OR_RETURN("MPI_Win_get_group", h, w);
     if (!group)
         return win_error(*w, MPI_ERR_ARG, "MPI_Win_get_group", "group is NULL");
@@ -423,6 +427,7 @@ int PMPI_Win_get_group(MPI_Win h, MPI_Group *group)
 WEFT_MPI_WEAK(Win_set_errhandler)
 int PMPI_Win_set_errhandler(MPI_Win h, MPI_Errhandler eh)
 {
+    MPI_THREAD_GUARD;
     WIN_OR_RETURN("MPI_Win_set_errhandler", h, w);
     if (!errhandler_valid(eh))
         return win_error(*w, MPI_ERR_ARG, "MPI_Win_set_errhandler", "not an error handler");
@@ -433,6 +438,7 @@ int PMPI_Win_set_errhandler(MPI_Win h, MPI_Errhandler eh)
 WEFT_MPI_WEAK(Win_get_errhandler)
 int PMPI_Win_get_errhandler(MPI_Win h, MPI_Errhandler *eh)
 {
+    MPI_THREAD_GUARD;
     WIN_OR_RETURN("MPI_Win_get_errhandler", h, w);
     if (!eh)
         return win_error(*w, MPI_ERR_ARG, "MPI_Win_get_errhandler", "errhandler is NULL");
@@ -444,6 +450,7 @@ WEFT_MPI_WEAK(Put)
 int PMPI_Put(const void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount,
             MPI_Datatype ttype, MPI_Win h)
 {
+    MPI_THREAD_GUARD;
     const char *fn = "MPI_Put";
     WIN_OR_RETURN(fn, h, w);
     if (rank == MPI_PROC_NULL)
@@ -480,6 +487,7 @@ WEFT_MPI_WEAK(Get)
 int PMPI_Get(void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount, MPI_Datatype ttype,
             MPI_Win h)
 {
+    MPI_THREAD_GUARD;
     const char *fn = "MPI_Get";
     WIN_OR_RETURN(fn, h, w);
     if (rank == MPI_PROC_NULL)
@@ -518,6 +526,7 @@ WEFT_MPI_WEAK(Accumulate)
 int PMPI_Accumulate(const void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount,
                    MPI_Datatype ttype, MPI_Op op, MPI_Win h)
 {
+    MPI_THREAD_GUARD;
     const char *fn = "MPI_Accumulate";
     WIN_OR_RETURN(fn, h, w);
     int rc = MPI_SUCCESS;

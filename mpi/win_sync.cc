@@ -270,6 +270,7 @@ extern "C" {
 WEFT_MPI_WEAK(Win_fence)
 int PMPI_Win_fence(int assert, MPI_Win h)
 {
+    MPI_THREAD_GUARD;
     const char *fn = "MPI_Win_fence";
     WIN_OR_RETURN(fn, h, w);
     const int known = MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
@@ -290,6 +291,7 @@ int PMPI_Win_fence(int assert, MPI_Win h)
 WEFT_MPI_WEAK(Win_lock)
 int PMPI_Win_lock(int type, int rank, int assert, MPI_Win h)
 {
+    MPI_THREAD_GUARD;
     const char *fn = "MPI_Win_lock";
     WIN_OR_RETURN(fn, h, w);
     if (type != MPI_LOCK_EXCLUSIVE && type != MPI_LOCK_SHARED)
@@ -364,6 +366,7 @@ int check_held(Win &w, int rank, const char *fn)
 WEFT_MPI_WEAK(Win_unlock)
 int PMPI_Win_unlock(int rank, MPI_Win h)
 {
+    MPI_THREAD_GUARD;
     const char *fn = "MPI_Win_unlock";
     WIN_OR_RETURN(fn, h, w);
     if (rank == MPI_PROC_NULL)
@@ -376,6 +379,7 @@ int PMPI_Win_unlock(int rank, MPI_Win h)
 WEFT_MPI_WEAK(Win_flush)
 int PMPI_Win_flush(int rank, MPI_Win h)
 {
+    MPI_THREAD_GUARD;
     const char *fn = "MPI_Win_flush";
     WIN_OR_RETURN(fn, h, w);
     if (rank == MPI_PROC_NULL)
@@ -388,6 +392,7 @@ int PMPI_Win_flush(int rank, MPI_Win h)
 WEFT_MPI_WEAK(Win_flush_all)
 int PMPI_Win_flush_all(MPI_Win h)
 {
+    MPI_THREAD_GUARD;
     const char *fn = "MPI_Win_flush_all";
     WIN_OR_RETURN(fn, h, w);
     int first = MPI_SUCCESS;

@@ -107,6 +107,29 @@ EXTRA_DIST += tests/mpi/suite.sh tests/mpi/wrapper.sh tests/mpi/pmpi.sh tests/mp
 
 # ---- the MPI-3.1 surface by area (issue 22): each area's programs ----
 # Point-to-point, requests, threads, environment:
+check_PROGRAMS += tests/mpi/p2p_persistent
+tests_mpi_p2p_persistent_SOURCES = tests/mpi/p2p_persistent.c tests/mpi/mtest.h
+tests_mpi_p2p_persistent_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_p2p_persistent_LDADD = libweft_mpi.la libweft.la
+tests_mpi_p2p_persistent_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/p2p_mprobe
+tests_mpi_p2p_mprobe_SOURCES = tests/mpi/p2p_mprobe.c tests/mpi/mtest.h
+tests_mpi_p2p_mprobe_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_p2p_mprobe_LDADD = libweft_mpi.la libweft.la
+tests_mpi_p2p_mprobe_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/env_info
+tests_mpi_env_info_SOURCES = tests/mpi/env_info.c tests/mpi/mtest.h
+tests_mpi_env_info_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_env_info_LDADD = libweft_mpi.la libweft.la
+tests_mpi_env_info_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/thread_multiple
+tests_mpi_thread_multiple_SOURCES = tests/mpi/thread_multiple.c tests/mpi/mtest.h
+tests_mpi_thread_multiple_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_thread_multiple_CFLAGS = $(AM_CFLAGS) -pthread
+tests_mpi_thread_multiple_LDADD = libweft_mpi.la libweft.la -lpthread
+tests_mpi_thread_multiple_LDFLAGS = $(mpi_test_ldflags)
+TESTS += tests/mpi/thread_guard.sh
+EXTRA_DIST += tests/mpi/thread_guard.sh
 
 # Collectives:
 check_PROGRAMS += tests/mpi/coll_ops tests/mpi/coll_nb

@@ -41,6 +41,10 @@ errors_fatal     1
 pmpi_count       1
 
 # (p2p, requests, threads, environment)
+p2p_persistent   1
+p2p_mprobe       1
+env_info         1
+thread_multiple  1
 
 # (collectives)
 coll_ops         1
