@@ -24,6 +24,7 @@ Engine *Engine::current_ = nullptr;
 
 Engine::Engine(Host &host, const Config &config)
     : host_(host), progress_(host.progress()), log_(host.logger()), portals_(config.my_rank, config.job_size),
+      peers_(host, host.logger(), config),
       my_rank_(config.my_rank),
       job_size_(config.job_size), eager_limit_cap_(config.eager_limit_cap), eager_window_(config.eager_window),
       chunk_(config.chunk), rndv_rdma_(config.rndv_rdma), rndv_split_(config.rndv_split),
@@ -48,7 +49,6 @@ Engine::~Engine()
 
 Status Engine::init()
 {
-    peers_.resize(job_size_);
     portals_.portal(WEFT_PT_TAGGED).lazy = true;
     if (Status st = host_.set_handler(wire::kAmEngine, on_am, this); !st.ok())
         return st;
@@ -65,102 +65,6 @@ Status Engine::init()
 }
 
 // ---------------------------------------------------------------- peers
-
-PeerTraffic *Engine::peer_for_send(uint32_t rank, Status *err)
-{
-    if (rank >= job_size_) {
-        *err = Status(WEFT_ERR_BAD_PARAM, "rank " + std::to_string(rank) + " is not in the job (size " +
-                                              std::to_string(job_size_) + ")");
-        return nullptr;
-    }
-    PeerTraffic &ps = peer_slot(rank);
-    if (!ps.started && !ps.failed) {
-        Status st = host_.start_connect(rank);
-        ps.started = true;
-        if (!st.ok()) {
-            ps.failed = true;
-            ps.failure = st.message();
-        }
-    }
-    if (ps.failed) {
-        *err = Status(WEFT_ERR_UNREACHABLE, ps.failure);
-        return nullptr;
-    }
-    return &ps;
-}
-
-PeerTraffic &Engine::peer_slot(uint32_t rank)
-{
-    auto &slot = peers_[rank];
-    if (!slot) {
-        slot = std::make_unique<PeerTraffic>();
-        slot->rank = rank;
-    }
-    return *slot;
-}
-
-bool Engine::connect_now(PeerTraffic &ps)
-{
-    if (!ps.started)
-        return false;
-    const auto eps = host_.connected_endpoints(ps.rank);
-    if (eps.empty())
-        return false;
-    ps.ep = eps.front();
-    ps.rail_bytes.assign(eps.size(), 0);
-    const weft_btl_caps_t &caps = ps.ep->module->caps;
-    ps.eager_limit = eager_limit_cap_ ? std::min(caps.eager_limit, eager_limit_cap_) : caps.eager_limit;
-    // An eager frame must fit one send with its header.
-    if (caps.max_send > sizeof(wire::Put))
-        ps.eager_limit = std::min(ps.eager_limit, caps.max_send - sizeof(wire::Put));
-    ps.inline_max = (WEFT_BTL_HAS_OP(ps.ep->module, sendi) && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
-    return true;
-}
-
-void Engine::enqueue(PeerTraffic &ps, Op *op)
-{
-    op->next_queued = nullptr;
-    if (ps.queue_tail)
-        ps.queue_tail->next_queued = op;
-    else
-        ps.queue_head = op;
-    ps.queue_tail = op;
-    mark_busy(ps);
-}
-
-void Engine::mark_busy(PeerTraffic &ps)
-{
-    if (ps.busy)
-        return;
-    ps.busy = true;
-    busy_.push_back(&ps);
-}
-
-void Engine::send_control(PeerTraffic &ps, std::span<const std::byte> frame)
-{
-    if (ps.failed)
-        return;
-    if (ps.control.empty() && connected(ps)) {
-        int rc = send_frame(ps, frame, {});
-        if (rc == WEFT_SUCCESS)
-            return;
-        if (rc != WEFT_ERR_AGAIN) {
-            log_.write("engine", "base", WEFT_LOG_WARN,
-                       std::string("cannot send a ") + wire::type_name(static_cast<wire::Type>(frame[0])) +
-                           " frame: " + weft_status_string(rc));
-            return;
-        }
-    }
-    ps.control.emplace_back(frame.begin(), frame.end());
-    mark_busy(ps);
-}
-
-void Engine::send_control_to(uint32_t rank, std::span<const std::byte> frame)
-{
-    Status err;
-    if (PeerTraffic *ps = peer_for_send(rank, &err))
-        send_control(*ps, frame);
-}
 
 // ---------------------------------------------------------------- initiator
 
@@ -180,7 +84,7 @@ bool Engine::start_op(PeerTraffic &ps, Op *op)
         g.match_bits = op->match_bits;
         g.offset = op->offset;
         g.op = op->handle;
-        int rc = send_frame(ps, bytes_of(g), {});
+        int rc = peers_.send_frame(ps, bytes_of(g), {});
         if (rc == WEFT_ERR_AGAIN)
             return false;
         if (rc != WEFT_SUCCESS) {
@@ -204,7 +108,7 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
     const std::span<const std::byte> data(op->data, op->length);
     int rc;
     if (eager && !op->ack && op->offset == 0 && op->hdr_data == 0) {
-        rc = send_eager(ps, op->portal, op->match_bits, data);
+        rc = peers_.send_eager(ps, op->portal, op->match_bits, data);
     } else if (eager) {
         wire::Put p{};
         p.type = static_cast<uint8_t>(wire::Type::Put);
@@ -215,7 +119,7 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
         p.offset = op->offset;
         p.hdr_data = op->hdr_data;
         p.op = op->handle;
-        rc = send_frame(ps, bytes_of(p), data);
+        rc = peers_.send_frame(ps, bytes_of(p), data);
     } else {
         wire::Rts r{};
         r.type = static_cast<uint8_t>(wire::Type::Rts);
@@ -243,7 +147,7 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
             r.addr = reinterpret_cast<uint64_t>(op->data);
             rkey = std::span(reinterpret_cast<const std::byte *>(op->reg.rkey), op->reg.rkey_len);
         }
-        rc = send_frame(ps, bytes_of(r), rkey);
+        rc = peers_.send_frame(ps, bytes_of(r), rkey);
         if (rc == WEFT_SUCCESS) {
             op->rendezvous = true;
             op->state = Op::State::WaitFin;
@@ -280,7 +184,7 @@ bool Engine::continue_data(PeerTraffic &ps, Op *op)
         size_t n = 0;
         const auto eps = host_.connected_endpoints(ps.rank);
         while (rc == WEFT_ERR_AGAIN) {
-            const size_t k = pick_rail(ps, eps, tried);
+            const size_t k = peers_.pick_rail(ps, eps, tried);
             if (k == SIZE_MAX)
                 return false;
             weft_btl_endpoint_t *ep = k == 0 ? ps.ep : eps[k];
@@ -306,56 +210,6 @@ bool Engine::continue_data(PeerTraffic &ps, Op *op)
     return true;
 }
 
-// Striping: a peer reached by several modules of the same exclusivity (two
-// NICs, two ports; peer_select marks them "striping") gets its rendezvous
-// Data chunks spread over all of them, each chunk on the endpoint whose
-// share, counted in bytes against its module's bandwidth, is the least.
-// Only Data frames are spread: each names its receive and its offset, and
-// the receiver counts bytes, so the order they land in does not matter.
-// Every frame that is matched (eager, Rts) and every control frame stays on
-// the primary endpoint, which is what keeps a peer's messages in order.
-size_t Engine::pick_rail(const PeerTraffic &ps, std::span<weft_btl_endpoint_t *const> eps, uint32_t tried) const
-{
-    if (eps.size() == 1 || ps.rail_bytes.size() != eps.size())
-        return (tried & 1u) ? SIZE_MAX : 0;
-    size_t best = SIZE_MAX;
-    double best_finish = 0;
-    for (size_t k = 0; k < eps.size() && k < 32; ++k) {
-        if ((tried & (1u << k)) || !eps[k] || eps[k]->state != WEFT_BTL_EP_CONNECTED)
-            continue;
-        const double bw = eps[k]->module->caps.bandwidth_mbs > 0 ? eps[k]->module->caps.bandwidth_mbs : 1;
-        const double finish = static_cast<double>(ps.rail_bytes[k] + chunk_) / bw;
-        if (best == SIZE_MAX || finish < best_finish) {
-            best = k;
-            best_finish = finish;
-        }
-    }
-    return best;
-}
-
-void Engine::log_striping() const
-{
-    for (const auto &slot : peers_) {
-        if (!slot || slot->rail_bytes.size() < 2)
-            continue;
-        const PeerTraffic &ps = *slot;
-        const auto eps = host_.connected_endpoints(ps.rank);
-        if (eps.size() != ps.rail_bytes.size())
-            continue;
-        uint64_t total = 0;
-        for (uint64_t b : ps.rail_bytes)
-            total += b;
-        if (total == 0)
-            continue;
-        std::string line = "rendezvous data to rank " + std::to_string(ps.rank) + " striped:";
-        for (size_t k = 0; k < ps.rail_bytes.size(); ++k)
-            line += (k ? ", " : " ") + std::string(eps[k]->module->name) + " " +
-                    std::to_string(ps.rail_bytes[k]) + " B (" + std::to_string(ps.rail_bytes[k] * 100 / total) +
-                    "%)";
-        log_.write("engine", "base", WEFT_LOG_INFO, line);
-    }
-}
-
 // Target side of a get: the reply chunks.
 bool Engine::continue_reply(PeerTraffic &ps, Op *op)
 {
@@ -370,7 +224,7 @@ bool Engine::continue_reply(PeerTraffic &ps, Op *op)
         r.chunk_offset = op->sent;
         r.mlength = op->length;
         r.length = static_cast<uint32_t>(n);
-        int rc = send_frame(ps, bytes_of(r), std::span(op->data + op->sent, n));
+        int rc = peers_.send_frame(ps, bytes_of(r), std::span(op->data + op->sent, n));
         if (rc == WEFT_ERR_AGAIN)
             return false;
         if (rc != WEFT_SUCCESS) {
@@ -481,7 +335,7 @@ Status Engine::new_op(const char *fn, weft_md_t handle, uint32_t target, unsigne
     if (Status st = check_portal(fn, portal); !st.ok())
         return st;
     Status err;
-    PeerTraffic *ps = peer_for_send(target, &err);
+    PeerTraffic *ps = peers_.for_send(target, &err);
     if (!ps)
         return err;
     uint64_t h;
@@ -511,8 +365,8 @@ Status Engine::put(weft_md_t handle, weft_ack_req_t ack, uint32_t target, unsign
     op->offset = offset;
     op->data = static_cast<const std::byte *>(op->md->desc.start);
     op->ack = ack == WEFT_ACK_REQ;
-    if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
-        enqueue(*ps, op);
+    if (ps->queue_head || !peers_.connected(*ps) || !start_op(*ps, op))
+        peers_.enqueue(*ps, op);
     return Status::success();
 }
 
@@ -526,8 +380,8 @@ Status Engine::get(weft_md_t handle, uint32_t target, unsigned portal, uint64_t 
     op->match_bits = bits;
     op->offset = offset;
     op->sink = static_cast<std::byte *>(op->md->desc.start);
-    if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
-        enqueue(*ps, op);
+    if (ps->queue_head || !peers_.connected(*ps) || !start_op(*ps, op))
+        peers_.enqueue(*ps, op);
     return Status::success();
 }
 
@@ -536,7 +390,7 @@ Status Engine::get(weft_md_t handle, uint32_t target, unsigned portal, uint64_t 
 int Engine::poll(void *ctx)
 {
     auto *e = static_cast<Engine *>(ctx);
-    return e->busy_.empty() ? 0 : e->progress();
+    return e->peers_.idle() ? 0 : e->progress();
 }
 
 int Engine::progress()
@@ -544,7 +398,7 @@ int Engine::progress()
     int events = 0;
     // Peers may be marked busy again while we work; handle the current set.
     std::vector<PeerTraffic *> work;
-    work.swap(busy_);
+    peers_.take_busy(work);
     for (PeerTraffic *ps : work) {
         ps->busy = false;
         // Deferred RDMA carries its own endpoint: it needs no connection check.
@@ -554,13 +408,13 @@ int Engine::progress()
             ps->rdma_retry.pop_front();
             ++events;
         }
-        if (ps->failed || !connected(*ps)) {
+        if (ps->failed || !peers_.connected(*ps)) {
             if (!ps->failed && (ps->queue_head || !ps->control.empty() || !ps->rdma_retry.empty()))
-                mark_busy(*ps);
+                peers_.mark_busy(*ps);
             continue;
         }
         while (!ps->control.empty()) {
-            int rc = send_frame(*ps, ps->control.front(), {});
+            int rc = peers_.send_frame(*ps, ps->control.front(), {});
             if (rc == WEFT_ERR_AGAIN)
                 break;
             ps->control.pop_front();
@@ -577,18 +431,17 @@ int Engine::progress()
             ++events;
         }
         if (!ps->control.empty() || ps->queue_head || !ps->rdma_retry.empty())
-            mark_busy(*ps);
+            peers_.mark_busy(*ps);
     }
-    if (!work.empty() && busy_.empty())
-        busy_.swap(work), busy_.clear();   // keep the vector's capacity
+    peers_.recycle(work);
     return events;
 }
 
 void Engine::defer_rdma(uint32_t rank, const DeferredRdma &d)
 {
-    PeerTraffic &ps = peer_slot(rank);
+    PeerTraffic &ps = peers_.slot(rank);
     ps.rdma_retry.push_back(d);
-    mark_busy(ps);
+    peers_.mark_busy(ps);
 }
 
 int Engine::retry_rdma(const DeferredRdma &d)
@@ -620,18 +473,11 @@ void Engine::on_peer_failed(void *ctx, uint32_t rank, const std::string &why)
     static_cast<Engine *>(ctx)->fail_peer_ops(rank, why);
 }
 
-std::string Engine::failure_of(uint32_t rank, int error) const
-{
-    if (error == WEFT_ERR_UNREACHABLE && rank < peers_.size() && peers_[rank] && peers_[rank]->failed)
-        return peers_[rank]->failure;
-    return weft_status_string(error);
-}
-
 void Engine::fail_peer_ops(uint32_t rank, const std::string &why)
 {
     if (rank >= job_size_)
         return;
-    PeerTraffic &ps = peer_slot(rank);
+    PeerTraffic &ps = peers_.slot(rank);
     ps.failed = true;
     ps.failure = why;
     ps.queue_head = ps.queue_tail = nullptr;
@@ -709,7 +555,7 @@ void Engine::send_put_done(uint32_t target, uint64_t token, int status)
     d.type = static_cast<uint8_t>(wire::Type::PutDone);
     d.status = status;
     d.token = token;
-    send_control_to(target, bytes_of(d));
+    peers_.send_control_to(target, bytes_of(d));
 }
 
 void Engine::on_put_done(weft_btl_endpoint_t *, void *ctx, int status)
@@ -729,13 +575,13 @@ Status Engine::drain()
         [&] {
             bool pending = false;
             ops_.for_each([&](Op *op) {
-                if (!peers_[op->target] || !peers_[op->target]->failed)
+                if (!peers_.failed(op->target))
                     pending = true;
             });
-            return !pending && busy_.empty();
+            return !pending && peers_.idle();
         },
         timeout);
-    log_striping();
+    peers_.log_striping();
     if (!done)
         return Status(WEFT_ERR_TIMEOUT, "weft_finalize: " + std::to_string(ops_.live()) +
                                             " operations did not finish within " +

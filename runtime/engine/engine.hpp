@@ -39,6 +39,7 @@
 #include "engine/host.hpp"
 #include "engine/objects.hpp"
 #include "engine/params.hpp"
+#include "engine/peers.hpp"
 #include "engine/pool.hpp"
 #include "engine/portals.hpp"
 #include "engine/wire.hpp"
@@ -86,7 +87,7 @@ public:
     bool recv_args_ok(const void *buf, size_t len, uint32_t source, int32_t tag) const
     {
         return (tag >= 0 || tag == WEFT_ANY_TAG) && (buf || !len) &&
-               (source == WEFT_ANY_SOURCE || (source < job_size_ && !(peers_[source] && peers_[source]->failed)));
+               (source == WEFT_ANY_SOURCE || (source < job_size_ && !peers_.failed(source)));
     }
     // Fills a receive request; matches it against the unexpected queue or posts it.
     void start_recv(Request *r, void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context);
@@ -131,13 +132,11 @@ public:
 
     // The engine's progress: queued operations and control frames.
     int progress();
-    bool idle() const { return busy_.empty(); }
+    bool idle() const { return peers_.idle(); }
     size_t dropped() const { return dropped_; }
     size_t rejected() const { return rejected_; }
-    // Why operations with `rank` failed with `error`: the transport's
-    // account of the peer's failure (which module, host and cause) when
-    // there is one, else the status's name.
-    std::string failure_of(uint32_t rank, int error) const;
+    // Why operations with rank failed with error (Peers::failure_of).
+    std::string failure_of(uint32_t rank, int error) const { return peers_.failure_of(rank, error); }
 
 private:
     static void on_am(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len);
@@ -146,71 +145,12 @@ private:
     static void on_peer_failed(void *ctx, uint32_t rank, const std::string &why);
     static int poll(void *ctx);
 
-    // Peers and sending.
-    PeerTraffic *peer_for_send(uint32_t rank, Status *err);
-    // rank's traffic record, created (not connected) if it has none.
-    PeerTraffic &peer_slot(uint32_t rank);
-    // Inline: asked for every message sent; true at once once the peer has
-    // its endpoint.
-    bool connected(PeerTraffic &ps) { return ps.ep || connect_now(ps); }
-    bool connect_now(PeerTraffic &ps);
-    void enqueue(PeerTraffic &ps, Op *op);
-    void mark_busy(PeerTraffic &ps);
     bool continue_reply(PeerTraffic &ps, Op *op);
     void finish_incoming(Incoming *in, int status);
-    // Header + payload to the peer's module: sendi when it fits. Inline
-    // here, like send_eager: every eager message passes through both, and
-    // a call and return each is a measurable part of a small message's
-    // cost under emulation (Soft-RoCE in a TCG VM).
-    int send_frame(PeerTraffic &ps, std::span<const std::byte> hdr, std::span<const std::byte> payload)
-    {
-        weft_btl_endpoint_t *ep = ps.ep;
-        if (hdr.size() + payload.size() <= ps.inline_max) {
-            // inline_max is 0 unless the module has sendi (connect_now):
-            // saying so spares the wrapper's test on every message.
-            if (!WEFT_BTL_HAS_OP(ep->module, sendi))
-                __builtin_unreachable();
-            return weft_btl_sendi(ep, wire::kAmEngine, hdr.data(), hdr.size(), payload.data(), payload.size());
-        }
-        iovec iov[2] = {{const_cast<std::byte *>(hdr.data()), hdr.size()},
-                        {const_cast<std::byte *>(payload.data()), payload.size()}};
-        return weft_btl_send(ep, wire::kAmEngine, iov, payload.empty() ? 1 : 2);
-    }
-    // An eager frame: Tagged (8 header bytes) where it can say the match
-    // bits, else Eager.
-    int send_eager(PeerTraffic &ps, unsigned portal, uint64_t bits, std::span<const std::byte> data)
-    {
-        if (portal == WEFT_PT_TAGGED && (bits >> 32) <= wire::Tagged::kMaxContext) {
-            wire::Tagged t;
-            t.type = static_cast<uint8_t>(wire::Type::Tagged);
-            t.set_match_bits(bits);
-            return send_frame(ps, std::as_bytes(std::span(&t, 1)), data);
-        }
-        wire::Eager e{};
-        e.type = static_cast<uint8_t>(wire::Type::Eager);
-        e.portal = static_cast<uint8_t>(portal);
-        e.length = static_cast<uint32_t>(data.size());
-        e.match_bits = bits;
-        return send_frame(ps, std::as_bytes(std::span(&e, 1)), data);
-    }
-    void send_control(PeerTraffic &ps, std::span<const std::byte> frame);
-    void send_control_to(uint32_t rank, std::span<const std::byte> frame);
     // Starts (or continues) an op; false when it must wait (queued).
     bool start_op(PeerTraffic &ps, Op *op);
     bool start_put(PeerTraffic &ps, Op *op);
     Status new_op(const char *fn, weft_md_t md, uint32_t target, unsigned portal, Op **op, PeerTraffic **ps);
-    // A tagged eager message straight to the module when nothing stands in
-    // the way; WEFT_ERR_AGAIN when it must take the queued path.
-    int try_eager(PeerTraffic &ps, uint64_t bits, const void *buf, size_t len)
-    {
-        if (ps.queue_head || !ps.control.empty() || !connected(ps) || len > ps.eager_limit ||
-            ps.eager_outstanding + len > eager_window_)
-            return WEFT_ERR_AGAIN;
-        const int rc = send_eager(ps, WEFT_PT_TAGGED, bits, {static_cast<const std::byte *>(buf), len});
-        if (rc == WEFT_SUCCESS)
-            ps.eager_outstanding += len;
-        return rc;
-    }
     bool continue_data(PeerTraffic &ps, Op *op);
     void complete_op(Op *op, int status, size_t mlength);
     void fail_peer_ops(uint32_t rank, const std::string &why);
@@ -242,11 +182,6 @@ private:
     // Rendezvous Data frames (placement.cc): unordered sends, direct placement.
     void enable_placement();
     int send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<const std::byte> payload);
-    // The endpoint (index into peer->endpoints) the next Data chunk goes
-    // on, among those of eps (the peer's connected endpoints) whose bit in
-    // `tried` is clear; SIZE_MAX if none.
-    size_t pick_rail(const PeerTraffic &ps, std::span<weft_btl_endpoint_t *const> eps, uint32_t tried) const;
-    void log_striping() const;
     Incoming *data_target(const wire::Data &d, size_t bytes, bool quiet);
     void data_landed(Incoming *in, size_t bytes);
     static int on_place(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
@@ -254,18 +189,6 @@ private:
     static void on_placed(void *ctx, weft_btl_endpoint_t *ep, uint64_t token, int status);
     // Lands a put (eager data or a rendezvous header) into md.
     void deliver(Md *md, const PutInfo &u, std::span<const std::byte> data);
-    // Counts bytes of src's eager traffic consumed here; a Credit frame
-    // tells the peer when a quarter of its window is used. Every eager
-    // message passes here: the common case inline, the rest apart.
-    void consume_credit(uint32_t src, size_t bytes)
-    {
-        if (src < job_size_ && peers_[src] && peers_[src]->consumed_unreported + bytes < eager_window_ / 4) {
-            peers_[src]->consumed_unreported += bytes;
-            return;
-        }
-        consume_credit_slow(src, bytes);
-    }
-    [[gnu::noinline]] void consume_credit_slow(uint32_t src, size_t bytes);
     void drain_unexpected_into(Me *me);
     // A malformed or unexpected frame from a peer: counted, logged (bounded).
     void reject(uint32_t src, const std::string &why);
@@ -287,18 +210,17 @@ private:
     rt::ProgressEngine &progress_;
     log::Logger &log_;
     Portals portals_;                      // EQ, ME, MD and the portal lists
+    Peers peers_;                          // per-peer queues, credits, frames out
     uint32_t my_rank_ = 0, job_size_ = 1;
     size_t eager_limit_cap_ = 0, eager_window_ = 0, chunk_ = 0;
     bool rndv_rdma_ = true;
     size_t rndv_split_ = 0;
     std::chrono::milliseconds finalize_timeout_;
-    std::vector<std::unique_ptr<PeerTraffic>> peers_;
     Pool<Request, 4> requests_;
     Pool<Op, 5> ops_;
     Pool<Unexpected, 6> unexpected_;
     Pool<Incoming, 7> incoming_;
     Pool<Landing, 8> landings_;
-    std::vector<PeerTraffic *> busy_;        // peers with queued ops or control frames
     size_t dropped_ = 0;                   // puts that matched nothing (non-lazy portal)
     size_t rejected_ = 0;                  // malformed frames
     uint32_t barrier_epoch_ = 0;

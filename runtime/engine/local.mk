@@ -9,6 +9,7 @@ libweft_la_SOURCES += \
 	runtime/engine/objects.hpp \
 	runtime/engine/portals.cc runtime/engine/portals.hpp \
 	runtime/engine/params.cc runtime/engine/params.hpp \
+	runtime/engine/peers.cc runtime/engine/peers.hpp \
 	runtime/engine/pool.hpp \
 	runtime/engine/rendezvous_data.cc \
 	runtime/engine/tagged.cc \

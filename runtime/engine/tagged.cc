@@ -102,7 +102,7 @@ Status Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, ui
     if (!buf && len)
         return bad("weft_isend: buf is NULL with len " + std::to_string(len));
     Status err;
-    PeerTraffic *ps = peer_for_send(dest, &err);
+    PeerTraffic *ps = peers_.for_send(dest, &err);
     if (!ps)
         return err;
     uint64_t rh;
@@ -112,7 +112,8 @@ Status Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, ui
     *out = reinterpret_cast<weft_request_t>(rh);
     const bool sync = flags & WEFT_SEND_SYNC;
     // Fast path: an eager message that goes out now needs no operation.
-    if (int rc = sync ? WEFT_ERR_AGAIN : try_eager(*ps, tag_bits(context, tag), buf, len); rc != WEFT_ERR_AGAIN) {
+    if (int rc = sync ? WEFT_ERR_AGAIN : peers_.try_eager(*ps, tag_bits(context, tag), buf, len);
+        rc != WEFT_ERR_AGAIN) {
         r->done = true;
         r->status.error = rc;
         r->status.count = rc == WEFT_SUCCESS ? len : 0;
@@ -128,16 +129,17 @@ Status Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, ui
     op->data = static_cast<const std::byte *>(buf);
     op->length = len;
     op->sync = sync;
-    if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
-        enqueue(*ps, op);
+    if (ps->queue_head || !peers_.connected(*ps) || !start_op(*ps, op))
+        peers_.enqueue(*ps, op);
     return Status::success();
 }
 
 int Engine::send_now(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
 {
-    if (tag < 0 || dest >= job_size_ || (!buf && len) || !peers_[dest] || peers_[dest]->failed)
+    PeerTraffic *ps = peers_.find(dest);
+    if (tag < 0 || (!buf && len) || !ps || ps->failed)
         return WEFT_ERR_AGAIN;
-    return try_eager(*peers_[dest], tag_bits(context, tag), buf, len);
+    return peers_.try_eager(*ps, tag_bits(context, tag), buf, len);
 }
 
 int Engine::send_slow(int rc, const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context,
@@ -171,9 +173,9 @@ Status Engine::check_recv(const char *fn, const void *buf, size_t len, uint32_t 
     if (source != WEFT_ANY_SOURCE && source >= job_size_)
         return bad(std::string(fn) + ": source " + std::to_string(source) + " is not in the job (size " +
                    std::to_string(job_size_) + ")");
-    if (source != WEFT_ANY_SOURCE && peers_[source] && peers_[source]->failed)
+    if (source != WEFT_ANY_SOURCE && peers_.failed(source))
         return Status(WEFT_ERR_UNREACHABLE,
-                      std::string(fn) + " from rank " + std::to_string(source) + ": " + peers_[source]->failure);
+                      std::string(fn) + " from rank " + std::to_string(source) + ": " + peers_.find(source)->failure);
     return Status::success();
 }
 
@@ -279,7 +281,7 @@ void Engine::land_eager(Request *r, uint32_t src, uint64_t bits, std::span<const
     r->status.tag = static_cast<int32_t>(bits & 0xffffffffu);
     r->status.count = n;
     r->status.error = n < data.size() ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS;
-    consume_credit(src, data.size());
+    peers_.consume_credit(src, data.size());
 }
 
 void Engine::land_by_md(Request *r, const PutInfo &u, std::span<const std::byte> data)

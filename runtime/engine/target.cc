@@ -153,11 +153,11 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
                    "dropped a put from rank " + std::to_string(u.source) + " to portal " +
                        std::to_string(u.portal) + ": no match entry accepted it");
     if (u.type != wire::Type::Rts)
-        consume_credit(u.source, u.length);
+        peers_.consume_credit(u.source, u.length);
     if (u.type == wire::Type::Rts)
-        send_control_to(u.source, bytes_of(make_ack(wire::Type::Fin, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
+        peers_.send_control_to(u.source, bytes_of(make_ack(wire::Type::Fin, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
     else if (u.flags & wire::kFlagAck)
-        send_control_to(u.source, bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
+        peers_.send_control_to(u.source, bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
 }
 
 void Engine::drain_unexpected_into(Me *me)
@@ -184,28 +184,9 @@ void Engine::drain_unexpected_into(Me *me)
     }
 }
 
-void Engine::consume_credit_slow(uint32_t src, size_t bytes)
-{
-    if (src >= job_size_ || bytes == 0)
-        return;
-    PeerTraffic &ps = peer_slot(src);
-    ps.consumed_unreported += bytes;
-    if (ps.consumed_unreported >= eager_window_ / 4) {
-        wire::Credit c{};
-        c.type = static_cast<uint8_t>(wire::Type::Credit);
-        c.bytes = ps.consumed_unreported;
-        ps.consumed_unreported = 0;
-        send_control_to(src, bytes_of(c));
-    }
-}
-
 void Engine::handle_credit(uint32_t src, const wire::Frame &f)
 {
-    auto c = wire::read<wire::Credit>(f);
-    if (src >= job_size_ || !peers_[src])
-        return;
-    PeerTraffic &ps = *peers_[src];
-    ps.eager_outstanding -= std::min<size_t>(ps.eager_outstanding, c.bytes);
+    peers_.on_credit(src, wire::read<wire::Credit>(f).bytes);
 }
 
 void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
@@ -227,9 +208,9 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
     if (u.type != wire::Type::Rts) {
         if (mlength)
             std::memcpy(static_cast<std::byte *>(md->desc.start) + off, data.data(), mlength);
-        consume_credit(u.source, u.length);
+        peers_.consume_credit(u.source, u.length);
         if (want_ack)
-            send_control_to(u.source,
+            peers_.send_control_to(u.source,
                             bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_SUCCESS, mlength, off, ack_disabled)));
         if (Request *r = md->request) {
             r->done = true;
@@ -289,7 +270,7 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
     c.op = u.op;
     c.token = h;
     c.mlength = mlength;
-    send_control_to(u.source, bytes_of(c));
+    peers_.send_control_to(u.source, bytes_of(c));
 }
 
 void Engine::on_rdma_done(weft_btl_endpoint_t *, void *ctx, int status)
@@ -327,7 +308,7 @@ Status Engine::split_rendezvous(Incoming *in, uint64_t handle)
     std::array<std::byte, sizeof q + 64> frame;
     std::memcpy(frame.data(), &q, sizeof q);
     std::memcpy(frame.data() + sizeof q, in->reg.rkey, in->reg.rkey_len);
-    send_control_to(in->source, std::span(frame.data(), sizeof q + in->reg.rkey_len));
+    peers_.send_control_to(in->source, std::span(frame.data(), sizeof q + in->reg.rkey_len));
     return Status::success();
 }
 
@@ -388,7 +369,7 @@ void Engine::finish_incoming(Incoming *in, int status)
     Md *md = in->md;
     const size_t mlength = status == WEFT_SUCCESS ? in->mlength : 0;
     // Fin also carries the ACK the initiator may have asked for.
-    send_control_to(in->source,
+    peers_.send_control_to(in->source,
                     bytes_of(make_ack(wire::Type::Fin, in->op, status, mlength, in->offset, !in->ack)));
     if (md) {
         if (Request *r = md->request) {
@@ -448,9 +429,9 @@ void Engine::handle_cts(weft_btl_endpoint_t *ep, const wire::Frame &f)
     op->granted = c.mlength;
     op->sent = 0;
     op->state = Op::State::Sending;
-    PeerTraffic &ps = *peers_[op->target];
+    PeerTraffic &ps = *peers_.find(op->target);
     if (ps.queue_head || !start_op(ps, op))
-        enqueue(ps, op);
+        peers_.enqueue(ps, op);
 }
 
 // ---------------------------------------------------------------- gets
@@ -460,7 +441,7 @@ void Engine::handle_get(weft_btl_endpoint_t *ep, const wire::Frame &f)
     auto g = wire::read<wire::GetReq>(f);
     const uint32_t src = ep->peer_rank;
     Status err;
-    PeerTraffic *ps = peer_for_send(src, &err);
+    PeerTraffic *ps = peers_.for_send(src, &err);
     if (!ps)
         return;
     uint64_t h;
@@ -494,8 +475,8 @@ void Engine::handle_get(weft_btl_endpoint_t *ep, const wire::Frame &f)
         op->length = mlength;
         op->reply_status = WEFT_SUCCESS;
     }
-    if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
-        enqueue(*ps, op);
+    if (ps->queue_head || !peers_.connected(*ps) || !start_op(*ps, op))
+        peers_.enqueue(*ps, op);
 }
 
 void Engine::handle_reply(const wire::Frame &f)
