@@ -12,14 +12,6 @@
 
 namespace weft::engine {
 
-namespace {
-template <class H>
-std::span<const std::byte> bytes_of(const H &h)
-{
-    return {reinterpret_cast<const std::byte *>(&h), sizeof h};
-}
-} // namespace
-
 Engine *Engine::current_ = nullptr;
 
 Engine::Engine(Host &host, const Config &config)
@@ -84,7 +76,7 @@ bool Engine::start_op(PeerTraffic &ps, Op *op)
         g.match_bits = op->match_bits;
         g.offset = op->offset;
         g.op = op->handle;
-        int rc = peers_.send_frame(ps, bytes_of(g), {});
+        int rc = peers_.send_frame(ps, wire::bytes_of(g), {});
         if (rc == WEFT_ERR_AGAIN)
             return false;
         if (rc != WEFT_SUCCESS) {
@@ -119,7 +111,7 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
         p.offset = op->offset;
         p.hdr_data = op->hdr_data;
         p.op = op->handle;
-        rc = peers_.send_frame(ps, bytes_of(p), data);
+        rc = peers_.send_frame(ps, wire::bytes_of(p), data);
     } else {
         wire::Rts r{};
         r.type = static_cast<uint8_t>(wire::Type::Rts);
@@ -147,7 +139,7 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
             r.addr = reinterpret_cast<uint64_t>(op->data);
             rkey = std::span(reinterpret_cast<const std::byte *>(op->reg.rkey), op->reg.rkey_len);
         }
-        rc = peers_.send_frame(ps, bytes_of(r), rkey);
+        rc = peers_.send_frame(ps, wire::bytes_of(r), rkey);
         if (rc == WEFT_SUCCESS) {
             op->rendezvous = true;
             op->state = Op::State::WaitFin;
@@ -224,7 +216,7 @@ bool Engine::continue_reply(PeerTraffic &ps, Op *op)
         r.chunk_offset = op->sent;
         r.mlength = op->length;
         r.length = static_cast<uint32_t>(n);
-        int rc = peers_.send_frame(ps, bytes_of(r), std::span(op->data + op->sent, n));
+        int rc = peers_.send_frame(ps, wire::bytes_of(r), std::span(op->data + op->sent, n));
         if (rc == WEFT_ERR_AGAIN)
             return false;
         if (rc != WEFT_SUCCESS) {
@@ -555,7 +547,7 @@ void Engine::send_put_done(uint32_t target, uint64_t token, int status)
     d.type = static_cast<uint8_t>(wire::Type::PutDone);
     d.status = status;
     d.token = token;
-    peers_.send_control_to(target, bytes_of(d));
+    peers_.send_control_to(target, wire::bytes_of(d));
 }
 
 void Engine::on_put_done(weft_btl_endpoint_t *, void *ctx, int status)

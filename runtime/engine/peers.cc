@@ -9,14 +9,6 @@
 
 namespace weft::engine {
 
-namespace {
-template <class H>
-std::span<const std::byte> bytes_of(const H &h)
-{
-    return {reinterpret_cast<const std::byte *>(&h), sizeof h};
-}
-} // namespace
-
 Peers::Peers(Host &host, log::Logger &log, const Config &config)
     : host_(host), log_(log), job_size_(config.job_size), eager_limit_cap_(config.eager_limit_cap),
       eager_window_(config.eager_window), chunk_(config.chunk), peers_(config.job_size)
@@ -188,7 +180,7 @@ void Peers::consume_credit_slow(uint32_t src, size_t bytes)
         c.type = static_cast<uint8_t>(wire::Type::Credit);
         c.bytes = ps.consumed_unreported;
         ps.consumed_unreported = 0;
-        send_control_to(src, bytes_of(c));
+        send_control_to(src, wire::bytes_of(c));
     }
 }
 

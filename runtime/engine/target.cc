@@ -10,11 +10,6 @@
 namespace weft::engine {
 
 namespace {
-template <class H>
-std::span<const std::byte> bytes_of(const H &h)
-{
-    return {reinterpret_cast<const std::byte *>(&h), sizeof h};
-}
 
 // The fields Put and Rts headers share.
 template <class H>
@@ -155,9 +150,9 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
     if (u.type != wire::Type::Rts)
         peers_.consume_credit(u.source, u.length);
     if (u.type == wire::Type::Rts)
-        peers_.send_control_to(u.source, bytes_of(make_ack(wire::Type::Fin, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
+        peers_.send_control_to(u.source, wire::bytes_of(make_ack(wire::Type::Fin, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
     else if (u.flags & wire::kFlagAck)
-        peers_.send_control_to(u.source, bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
+        peers_.send_control_to(u.source, wire::bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
 }
 
 void Engine::drain_unexpected_into(Me *me)
@@ -211,7 +206,7 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
         peers_.consume_credit(u.source, u.length);
         if (want_ack)
             peers_.send_control_to(u.source,
-                            bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_SUCCESS, mlength, off, ack_disabled)));
+                            wire::bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_SUCCESS, mlength, off, ack_disabled)));
         if (Request *r = md->request) {
             r->done = true;
             r->status.source = u.source;
@@ -270,7 +265,7 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
     c.op = u.op;
     c.token = h;
     c.mlength = mlength;
-    peers_.send_control_to(u.source, bytes_of(c));
+    peers_.send_control_to(u.source, wire::bytes_of(c));
 }
 
 void Engine::on_rdma_done(weft_btl_endpoint_t *, void *ctx, int status)
@@ -370,7 +365,7 @@ void Engine::finish_incoming(Incoming *in, int status)
     const size_t mlength = status == WEFT_SUCCESS ? in->mlength : 0;
     // Fin also carries the ACK the initiator may have asked for.
     peers_.send_control_to(in->source,
-                    bytes_of(make_ack(wire::Type::Fin, in->op, status, mlength, in->offset, !in->ack)));
+                    wire::bytes_of(make_ack(wire::Type::Fin, in->op, status, mlength, in->offset, !in->ack)));
     if (md) {
         if (Request *r = md->request) {
             r->done = true;
