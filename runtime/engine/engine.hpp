@@ -22,6 +22,13 @@
 //
 // The engine sees the process runtime only through Host (host.hpp); the
 // runtime (runtime/rte) builds it and registers nothing on its behalf.
+//
+// Its parts: Portals (portals.hpp: EQ, ME, MD, the portal lists), Peers
+// (peers.hpp: per-peer queues, credits, frames out), and Engine, the
+// facade the C API calls (messaging_api.cc), which holds the operations:
+// tagged matching and eager landing (tagged.cc, the receive fast path in
+// one translation unit), the target side and rendezvous (target.cc,
+// rendezvous_data.cc), the initiator side and progress (engine.cc).
 #pragma once
 
 #include <weft.h>
@@ -179,7 +186,7 @@ private:
     int retry_rdma(const DeferredRdma &d);
     Status split_rendezvous(Incoming *in, uint64_t handle);
     void part_done(Incoming *in, int status);
-    // Rendezvous Data frames (placement.cc): unordered sends, direct placement.
+    // Rendezvous Data frames (rendezvous_data.cc): unordered sends, direct placement.
     void enable_placement();
     int send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<const std::byte> payload);
     Incoming *data_target(const wire::Data &d, size_t bytes, bool quiet);

@@ -184,7 +184,7 @@ struct Incoming {
     weft_btl_module_t *reg_module = nullptr;
 };
 
-// A Data frame a module is receiving straight into an MD (placement.cc).
+// A Data frame a module is receiving straight into an MD (rendezvous_data.cc).
 struct Landing {
     uint64_t handle = 0;
     uint64_t incoming = 0;                 // the Incoming's handle
