@@ -1,37 +1,37 @@
-// The engine's set-up, its objects (EQ, ME, MD), and the initiator side:
-// starting puts, gets and tagged sends, queueing them until a peer is
-// connected or its transport has room, and finishing them.
+// The engine's set-up with its host, the per-peer traffic (connecting,
+// queues, control frames), and the initiator side: starting puts, gets and
+// tagged sends, queueing them until a peer is connected or its transport
+// has room, and finishing them; progress, peer failures, the split
+// rendezvous's initiator half, and drain at finalize.
 #include "engine/engine.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 #include "log/log.hpp"
-#include "rte/endpoints.hpp"
-#include "rte/runtime.hpp"
 
 namespace weft::engine {
 
-namespace {
-template <class H>
-std::span<const std::byte> bytes_of(const H &h)
+Engine *Engine::current_ = nullptr;
+
+Engine::Engine(Host &host, const Config &config)
+    : host_(host), progress_(host.progress()), log_(host.logger()), portals_(config.my_rank, config.job_size),
+      peers_(host, host.logger(), config),
+      my_rank_(config.my_rank),
+      job_size_(config.job_size), eager_limit_cap_(config.eager_limit_cap), eager_window_(config.eager_window),
+      chunk_(config.chunk), rndv_rdma_(config.rndv_rdma), rndv_split_(config.rndv_split),
+      finalize_timeout_(config.finalize_timeout)
 {
-    return {reinterpret_cast<const std::byte *>(&h), sizeof h};
 }
-} // namespace
-
-Engine *g_engine_for_callbacks = nullptr;
-
-Engine::Engine(rt::Runtime &rt) : rt_(rt) {}
 
 Engine::~Engine()
 {
-    if (g_engine_for_callbacks == this)
-        g_engine_for_callbacks = nullptr;
-    rt_.set_handler(wire::kAmEngine, nullptr, nullptr);
-    rt_.set_place_handler(wire::kAmEngine, nullptr, nullptr, nullptr);
-    rt_.set_peer_failed_handler(nullptr, nullptr);
-    rt_.progress().remove(poll, this);
+    if (current_ == this)
+        current_ = nullptr;
+    host_.set_handler(wire::kAmEngine, nullptr, nullptr);
+    host_.set_place_handler(wire::kAmEngine, nullptr, nullptr, nullptr);
+    host_.set_peer_failed_handler(nullptr, nullptr);
+    progress_.remove(poll, this);
     // Registrations of unfinished rendezvous sends go back to their modules.
     ops_.for_each([](Op *op) {
         if (op->reg_module)
@@ -41,122 +41,26 @@ Engine::~Engine()
 
 Status Engine::init()
 {
-    my_rank_ = rt_.pmix().rank();
-    job_size_ = rt_.pmix().size();
-    auto &params = rt_.framework().params();
-    eager_limit_cap_ = params.find("engine_base_eager_limit")->as_size();
-    eager_window_ = params.find("engine_base_eager_window")->as_size();
-    chunk_ = std::max<size_t>(4096, params.find("engine_base_rndv_chunk")->as_size());
-    rndv_rdma_ = params.find("engine_base_rndv_rdma")->as_bool();
-    rndv_split_ = params.find("engine_base_rndv_split")->as_size();
-    peers_.resize(job_size_);
-    portals_[WEFT_PT_TAGGED].lazy = true;
-    if (Status st = rt_.set_handler(wire::kAmEngine, on_am, this); !st.ok())
+    portals_.portal(WEFT_PT_TAGGED).lazy = true;
+    if (Status st = host_.set_handler(wire::kAmEngine, on_am, this); !st.ok())
         return st;
     enable_placement();
-    rt_.set_peer_failed_handler(on_peer_failed, this);
+    host_.set_peer_failed_handler(on_peer_failed, this);
     // Its queued work moves when a transport connects, answers or makes
     // room. The first two wake a blocked wait through the transport's
     // descriptor; room freed in a full ring may not, and then the retry
     // waits for the blocking wait's bound (10 ms). Only an oversubscribed
     // rank blocks, so that is the trade against spinning.
-    rt_.progress().add(poll, this, rt::ProgressEngine::kNoWake);
-    g_engine_for_callbacks = this;
+    progress_.add(poll, this, rt::ProgressEngine::kNoWake);
+    current_ = this;
     return Status::success();
 }
 
 // ---------------------------------------------------------------- peers
 
-PeerState *Engine::peer_for_send(uint32_t rank, Status *err)
-{
-    if (rank >= job_size_) {
-        *err = Status(WEFT_ERR_BAD_PARAM, "rank " + std::to_string(rank) + " is not in the job (size " +
-                                              std::to_string(job_size_) + ")");
-        return nullptr;
-    }
-    auto &slot = peers_[rank];
-    if (!slot)
-        slot = std::make_unique<PeerState>();
-    PeerState &ps = *slot;
-    if (!ps.peer && !ps.failed) {
-        Status st = rt_.endpoints().start(rank);
-        ps.peer = rt_.endpoints().peer(rank);
-        if (!st.ok()) {
-            ps.failed = true;
-            ps.failure = st.message();
-        }
-    }
-    if (ps.failed) {
-        *err = Status(WEFT_ERR_UNREACHABLE, ps.failure);
-        return nullptr;
-    }
-    return &ps;
-}
-
-bool Engine::connect_now(PeerState &ps)
-{
-    if (!ps.peer || ps.peer->state != rt::PeerState::Connected || ps.peer->endpoints.empty())
-        return false;
-    ps.ep = ps.peer->endpoints.front();
-    ps.rail_bytes.assign(ps.peer->endpoints.size(), 0);
-    const weft_btl_caps_t &caps = ps.ep->module->caps;
-    ps.eager_limit = eager_limit_cap_ ? std::min(caps.eager_limit, eager_limit_cap_) : caps.eager_limit;
-    // An eager frame must fit one send with its header.
-    if (caps.max_send > sizeof(wire::Put))
-        ps.eager_limit = std::min(ps.eager_limit, caps.max_send - sizeof(wire::Put));
-    ps.inline_max = (WEFT_BTL_HAS_OP(ps.ep->module, sendi) && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
-    return true;
-}
-
-void Engine::enqueue(PeerState &ps, Op *op)
-{
-    op->next_queued = nullptr;
-    if (ps.queue_tail)
-        ps.queue_tail->next_queued = op;
-    else
-        ps.queue_head = op;
-    ps.queue_tail = op;
-    mark_busy(ps);
-}
-
-void Engine::mark_busy(PeerState &ps)
-{
-    if (ps.busy)
-        return;
-    ps.busy = true;
-    busy_.push_back(&ps);
-}
-
-void Engine::send_control(PeerState &ps, std::span<const std::byte> frame)
-{
-    if (ps.failed)
-        return;
-    if (ps.control.empty() && connected(ps)) {
-        int rc = send_frame(ps, frame, {});
-        if (rc == WEFT_SUCCESS)
-            return;
-        if (rc != WEFT_ERR_AGAIN) {
-            rt_.framework().logger().write("engine", "base", WEFT_LOG_WARN,
-                                           std::string("cannot send a ") +
-                                               wire::type_name(static_cast<wire::Type>(frame[0])) +
-                                               " frame: " + weft_status_string(rc));
-            return;
-        }
-    }
-    ps.control.emplace_back(frame.begin(), frame.end());
-    mark_busy(ps);
-}
-
-void Engine::send_control_to(uint32_t rank, std::span<const std::byte> frame)
-{
-    Status err;
-    if (PeerState *ps = peer_for_send(rank, &err))
-        send_control(*ps, frame);
-}
-
 // ---------------------------------------------------------------- initiator
 
-bool Engine::start_op(PeerState &ps, Op *op)
+bool Engine::start_op(PeerTraffic &ps, Op *op)
 {
     switch (op->kind) {
     case Op::Kind::Put:
@@ -172,7 +76,7 @@ bool Engine::start_op(PeerState &ps, Op *op)
         g.match_bits = op->match_bits;
         g.offset = op->offset;
         g.op = op->handle;
-        int rc = send_frame(ps, bytes_of(g), {});
+        int rc = peers_.send_frame(ps, wire::bytes_of(g), {});
         if (rc == WEFT_ERR_AGAIN)
             return false;
         if (rc != WEFT_SUCCESS) {
@@ -188,7 +92,7 @@ bool Engine::start_op(PeerState &ps, Op *op)
     return true;
 }
 
-bool Engine::start_put(PeerState &ps, Op *op)
+bool Engine::start_put(PeerTraffic &ps, Op *op)
 {
     // A synchronous send goes by rendezvous: its Fin says the receiver matched it.
     const bool eager = !op->sync && op->length <= ps.eager_limit &&
@@ -196,7 +100,7 @@ bool Engine::start_put(PeerState &ps, Op *op)
     const std::span<const std::byte> data(op->data, op->length);
     int rc;
     if (eager && !op->ack && op->offset == 0 && op->hdr_data == 0) {
-        rc = send_eager(ps, op->portal, op->match_bits, data);
+        rc = peers_.send_eager(ps, op->portal, op->match_bits, data);
     } else if (eager) {
         wire::Put p{};
         p.type = static_cast<uint8_t>(wire::Type::Put);
@@ -207,7 +111,7 @@ bool Engine::start_put(PeerState &ps, Op *op)
         p.offset = op->offset;
         p.hdr_data = op->hdr_data;
         p.op = op->handle;
-        rc = send_frame(ps, bytes_of(p), data);
+        rc = peers_.send_frame(ps, wire::bytes_of(p), data);
     } else {
         wire::Rts r{};
         r.type = static_cast<uint8_t>(wire::Type::Rts);
@@ -235,7 +139,7 @@ bool Engine::start_put(PeerState &ps, Op *op)
             r.addr = reinterpret_cast<uint64_t>(op->data);
             rkey = std::span(reinterpret_cast<const std::byte *>(op->reg.rkey), op->reg.rkey_len);
         }
-        rc = send_frame(ps, bytes_of(r), rkey);
+        rc = peers_.send_frame(ps, wire::bytes_of(r), rkey);
         if (rc == WEFT_SUCCESS) {
             op->rendezvous = true;
             op->state = Op::State::WaitFin;
@@ -252,7 +156,7 @@ bool Engine::start_put(PeerState &ps, Op *op)
     if (op->ack) {
         // The data is out: the source may be reused; the ACK comes later.
         if (op->md)
-            post_event(op->md, WEFT_EVENT_SEND, my_rank_, op->target, op->portal, op->match_bits,
+            portals_.post_event(op->md, WEFT_EVENT_SEND, my_rank_, op->target, op->portal, op->match_bits,
                        op->length, op->length, 0, op->hdr_data, WEFT_SUCCESS);
         op->state = Op::State::WaitAck;
         return true;
@@ -262,7 +166,7 @@ bool Engine::start_put(PeerState &ps, Op *op)
 }
 
 // Cts mode: the target asked for the data in chunks.
-bool Engine::continue_data(PeerState &ps, Op *op)
+bool Engine::continue_data(PeerTraffic &ps, Op *op)
 {
     while (op->sent < op->granted) {
         // A chunk goes on the rail that would finish it first; one that is
@@ -270,11 +174,12 @@ bool Engine::continue_data(PeerState &ps, Op *op)
         uint32_t tried = 0;
         int rc = WEFT_ERR_AGAIN;
         size_t n = 0;
+        const auto eps = host_.connected_endpoints(ps.rank);
         while (rc == WEFT_ERR_AGAIN) {
-            const size_t k = pick_rail(ps, tried);
+            const size_t k = peers_.pick_rail(ps, eps, tried);
             if (k == SIZE_MAX)
                 return false;
-            weft_btl_endpoint_t *ep = k == 0 ? ps.ep : ps.peer->endpoints[k];
+            weft_btl_endpoint_t *ep = k == 0 ? ps.ep : eps[k];
             n = std::min({chunk_, ep->module->caps.max_send - sizeof(wire::Data), op->granted - op->sent});
             wire::Data d{};
             d.type = static_cast<uint8_t>(wire::Type::Data);
@@ -297,57 +202,8 @@ bool Engine::continue_data(PeerState &ps, Op *op)
     return true;
 }
 
-// Striping: a peer reached by several modules of the same exclusivity (two
-// NICs, two ports; peer_select marks them "striping") gets its rendezvous
-// Data chunks spread over all of them, each chunk on the endpoint whose
-// share, counted in bytes against its module's bandwidth, is the least.
-// Only Data frames are spread: each names its receive and its offset, and
-// the receiver counts bytes, so the order they land in does not matter.
-// Every frame that is matched (eager, Rts) and every control frame stays on
-// the primary endpoint, which is what keeps a peer's messages in order.
-size_t Engine::pick_rail(const PeerState &ps, uint32_t tried) const
-{
-    const auto &eps = ps.peer->endpoints;
-    if (eps.size() == 1 || ps.rail_bytes.size() != eps.size())
-        return (tried & 1u) ? SIZE_MAX : 0;
-    size_t best = SIZE_MAX;
-    double best_finish = 0;
-    for (size_t k = 0; k < eps.size() && k < 32; ++k) {
-        if ((tried & (1u << k)) || !eps[k] || eps[k]->state != WEFT_BTL_EP_CONNECTED)
-            continue;
-        const double bw = eps[k]->module->caps.bandwidth_mbs > 0 ? eps[k]->module->caps.bandwidth_mbs : 1;
-        const double finish = static_cast<double>(ps.rail_bytes[k] + chunk_) / bw;
-        if (best == SIZE_MAX || finish < best_finish) {
-            best = k;
-            best_finish = finish;
-        }
-    }
-    return best;
-}
-
-void Engine::log_striping() const
-{
-    for (const auto &slot : peers_) {
-        if (!slot || !slot->peer || slot->rail_bytes.size() < 2)
-            continue;
-        const PeerState &ps = *slot;
-        uint64_t total = 0;
-        for (uint64_t b : ps.rail_bytes)
-            total += b;
-        if (total == 0)
-            continue;
-        std::string line = "rendezvous data to rank " + std::to_string(ps.peer->rank) + " striped:";
-        for (size_t k = 0; k < ps.rail_bytes.size(); ++k) {
-            const auto &v = ps.peer->choice.verdicts[ps.peer->choice.chosen[k]];
-            line += (k ? ", " : " ") + v.module + " " + std::to_string(ps.rail_bytes[k]) + " B (" +
-                    std::to_string(ps.rail_bytes[k] * 100 / total) + "%)";
-        }
-        rt_.framework().logger().write("engine", "base", WEFT_LOG_INFO, line);
-    }
-}
-
 // Target side of a get: the reply chunks.
-bool Engine::continue_reply(PeerState &ps, Op *op)
+bool Engine::continue_reply(PeerTraffic &ps, Op *op)
 {
     const size_t max_chunk = std::min(chunk_, ps.ep->module->caps.max_send - sizeof(wire::Reply));
     do {
@@ -360,7 +216,7 @@ bool Engine::continue_reply(PeerState &ps, Op *op)
         r.chunk_offset = op->sent;
         r.mlength = op->length;
         r.length = static_cast<uint32_t>(n);
-        int rc = send_frame(ps, bytes_of(r), std::span(op->data + op->sent, n));
+        int rc = peers_.send_frame(ps, wire::bytes_of(r), std::span(op->data + op->sent, n));
         if (rc == WEFT_ERR_AGAIN)
             return false;
         if (rc != WEFT_SUCCESS) {
@@ -393,29 +249,132 @@ void Engine::complete_op(Op *op, int status, size_t mlength)
         if (op->md) {
             // SEND was already posted for an eager put with an ACK request.
             if (op->state != Op::State::WaitAck)
-                post_event(op->md, WEFT_EVENT_SEND, my_rank_, op->target, op->portal, op->match_bits,
+                portals_.post_event(op->md, WEFT_EVENT_SEND, my_rank_, op->target, op->portal, op->match_bits,
                            op->length, status == WEFT_SUCCESS ? op->length : 0, 0, op->hdr_data, status);
             if (op->ack)
-                post_event(op->md, WEFT_EVENT_ACK, my_rank_, op->target, op->portal, op->match_bits,
+                portals_.post_event(op->md, WEFT_EVENT_ACK, my_rank_, op->target, op->portal, op->match_bits,
                            op->length, mlength, op->ack_offset, op->hdr_data, status);
         }
         break;
     case Op::Kind::Get:
         if (op->md)
-            post_event(op->md, WEFT_EVENT_REPLY, my_rank_, op->target, op->portal, op->match_bits,
+            portals_.post_event(op->md, WEFT_EVENT_REPLY, my_rank_, op->target, op->portal, op->match_bits,
                        op->length, mlength, 0, 0, status);
         break;
     case Op::Kind::Reply:
         if (op->md)
-            post_event(op->md, WEFT_EVENT_GET, op->target, my_rank_, op->portal, op->match_bits,
+            portals_.post_event(op->md, WEFT_EVENT_GET, op->target, my_rank_, op->portal, op->match_bits,
                        op->rlength, op->length, op->md_offset, 0, status);
         break;
     }
     if (Md *md = op->md) {
         --md->pending;
-        md_used(md);
+        portals_.md_used(md);
     }
     ops_.free(op);
+}
+
+// ---------------------------------------------------------------- portals: waiting, delivery, put/get
+
+Status Engine::eq_poll(std::span<const weft_eq_t> handles, int timeout_ms, weft_event_t *ev, int *which)
+{
+    if (handles.empty() || !ev)
+        return Status(WEFT_ERR_BAD_PARAM, "weft_eq_poll: needs at least one event queue and an event to fill");
+    if (Status st = portals_.eq_check(handles); !st.ok())
+        return st;
+    int found = portals_.eq_ready(handles);
+    auto ready = [&] { return (found = portals_.eq_ready(handles)) >= 0; };
+    if (found < 0) {
+        progress_.progress();
+        if (!ready() && timeout_ms != 0) {
+            auto limit = timeout_ms < 0 ? rt::ProgressEngine::kForever : std::chrono::milliseconds(timeout_ms);
+            progress_.wait_until(ready, limit);
+        }
+    }
+    if (found < 0)
+        return Status(WEFT_ERR_TIMEOUT, "weft_eq_poll: no event within " + std::to_string(timeout_ms) + " ms");
+    if (which)
+        *which = found;
+    return portals_.eq_take(handles[found], ev);
+}
+
+Status Engine::md_attach(weft_me_t me_handle, const weft_md_desc_t &desc, weft_unlink_t unlink, weft_md_t *out)
+{
+    Me *me;
+    if (Status st = portals_.md_attach(me_handle, desc, unlink, out, &me); !st.ok())
+        return st;
+    // On a lazy portal, messages that arrived before this ME now match it,
+    // oldest first.
+    if (portals_.portal(me->portal).lazy)
+        drain_unexpected_into(me);
+    return Status::success();
+}
+
+// The checks put and get share: a live, bound, not used-up MD, a portal, a
+// reachable target. On success the operation holds the MD (pending).
+Status Engine::new_op(const char *fn, weft_md_t handle, uint32_t target, unsigned portal, Op **out,
+                      PeerTraffic **peer)
+{
+    Md *md = portals_.md(handle.cookie);
+    if (!md)
+        return Status(WEFT_ERR_BAD_PARAM,
+                      std::string(fn) + ": not a memory descriptor (stale or invalid handle)");
+    if (md->me)
+        return Status(WEFT_ERR_BAD_PARAM,
+                      std::string(fn) + ": the MD is attached to a match entry; give an MD from weft_md_bind");
+    if (md->threshold == 0)
+        return Status(WEFT_ERR_BAD_PARAM, std::string(fn) + ": the MD is used up (threshold 0)");
+    if (Status st = check_portal(fn, portal); !st.ok())
+        return st;
+    Status err;
+    PeerTraffic *ps = peers_.for_send(target, &err);
+    if (!ps)
+        return err;
+    uint64_t h;
+    Op *op = ops_.alloc(&h);
+    op->md = md;
+    op->target = target;
+    op->portal = portal;
+    op->length = md->desc.length;
+    ++md->pending;
+    if (md->threshold > 0)
+        --md->threshold;
+    *out = op;
+    *peer = ps;
+    return Status::success();
+}
+
+Status Engine::put(weft_md_t handle, weft_ack_req_t ack, uint32_t target, unsigned portal, uint64_t bits,
+                   size_t offset, uint64_t hdr_data)
+{
+    Op *op;
+    PeerTraffic *ps;
+    if (Status st = new_op("weft_put", handle, target, portal, &op, &ps); !st.ok())
+        return st;
+    op->kind = Op::Kind::Put;
+    op->match_bits = bits;
+    op->hdr_data = hdr_data;
+    op->offset = offset;
+    op->data = static_cast<const std::byte *>(op->md->desc.start);
+    op->ack = ack == WEFT_ACK_REQ;
+    if (ps->queue_head || !peers_.connected(*ps) || !start_op(*ps, op))
+        peers_.enqueue(*ps, op);
+    return Status::success();
+}
+
+Status Engine::get(weft_md_t handle, uint32_t target, unsigned portal, uint64_t bits, size_t offset)
+{
+    Op *op;
+    PeerTraffic *ps;
+    if (Status st = new_op("weft_get", handle, target, portal, &op, &ps); !st.ok())
+        return st;
+    op->kind = Op::Kind::Get;
+    op->match_bits = bits;
+    op->offset = offset;
+    op->sink = static_cast<std::byte *>(op->md->desc.start);
+    if (ps->queue_head || !peers_.connected(*ps) || !start_op(*ps, op))
+        peers_.enqueue(*ps, op);
+    return Status::success();
 }
 
 // ---------------------------------------------------------------- progress
@@ -423,16 +382,16 @@ void Engine::complete_op(Op *op, int status, size_t mlength)
 int Engine::poll(void *ctx)
 {
     auto *e = static_cast<Engine *>(ctx);
-    return e->busy_.empty() ? 0 : e->progress();
+    return e->peers_.idle() ? 0 : e->progress();
 }
 
 int Engine::progress()
 {
     int events = 0;
     // Peers may be marked busy again while we work; handle the current set.
-    std::vector<PeerState *> work;
-    work.swap(busy_);
-    for (PeerState *ps : work) {
+    std::vector<PeerTraffic *> work;
+    peers_.take_busy(work);
+    for (PeerTraffic *ps : work) {
         ps->busy = false;
         // Deferred RDMA carries its own endpoint: it needs no connection check.
         while (!ps->failed && !ps->rdma_retry.empty()) {
@@ -441,13 +400,13 @@ int Engine::progress()
             ps->rdma_retry.pop_front();
             ++events;
         }
-        if (ps->failed || !connected(*ps)) {
+        if (ps->failed || !peers_.connected(*ps)) {
             if (!ps->failed && (ps->queue_head || !ps->control.empty() || !ps->rdma_retry.empty()))
-                mark_busy(*ps);
+                peers_.mark_busy(*ps);
             continue;
         }
         while (!ps->control.empty()) {
-            int rc = send_frame(*ps, ps->control.front(), {});
+            int rc = peers_.send_frame(*ps, ps->control.front(), {});
             if (rc == WEFT_ERR_AGAIN)
                 break;
             ps->control.pop_front();
@@ -464,20 +423,17 @@ int Engine::progress()
             ++events;
         }
         if (!ps->control.empty() || ps->queue_head || !ps->rdma_retry.empty())
-            mark_busy(*ps);
+            peers_.mark_busy(*ps);
     }
-    if (!work.empty() && busy_.empty())
-        busy_.swap(work), busy_.clear();   // keep the vector's capacity
+    peers_.recycle(work);
     return events;
 }
 
 void Engine::defer_rdma(uint32_t rank, const DeferredRdma &d)
 {
-    auto &slot = peers_[rank];
-    if (!slot)
-        slot = std::make_unique<PeerState>();
-    slot->rdma_retry.push_back(d);
-    mark_busy(*slot);
+    PeerTraffic &ps = peers_.slot(rank);
+    ps.rdma_retry.push_back(d);
+    peers_.mark_busy(ps);
 }
 
 int Engine::retry_rdma(const DeferredRdma &d)
@@ -509,21 +465,11 @@ void Engine::on_peer_failed(void *ctx, uint32_t rank, const std::string &why)
     static_cast<Engine *>(ctx)->fail_peer_ops(rank, why);
 }
 
-std::string Engine::failure_of(uint32_t rank, int error) const
-{
-    if (error == WEFT_ERR_UNREACHABLE && rank < peers_.size() && peers_[rank] && peers_[rank]->failed)
-        return peers_[rank]->failure;
-    return weft_status_string(error);
-}
-
 void Engine::fail_peer_ops(uint32_t rank, const std::string &why)
 {
     if (rank >= job_size_)
         return;
-    auto &slot = peers_[rank];
-    if (!slot)
-        slot = std::make_unique<PeerState>();
-    PeerState &ps = *slot;
+    PeerTraffic &ps = peers_.slot(rank);
     ps.failed = true;
     ps.failure = why;
     ps.queue_head = ps.queue_tail = nullptr;
@@ -553,8 +499,7 @@ void Engine::fail_peer_ops(uint32_t rank, const std::string &why)
         r->status.source = rank;
         r->status.error = WEFT_ERR_UNREACHABLE;
     }
-    rt_.framework().logger().write("engine", "base", WEFT_LOG_INFO,
-                                   "rank " + std::to_string(rank) + " failed: " + why);
+    log_.write("engine", "base", WEFT_LOG_INFO, "rank " + std::to_string(rank) + " failed: " + why);
 }
 
 // ---------------------------------------------------------------- split rendezvous
@@ -602,12 +547,12 @@ void Engine::send_put_done(uint32_t target, uint64_t token, int status)
     d.type = static_cast<uint8_t>(wire::Type::PutDone);
     d.status = status;
     d.token = token;
-    send_control_to(target, bytes_of(d));
+    peers_.send_control_to(target, wire::bytes_of(d));
 }
 
 void Engine::on_put_done(weft_btl_endpoint_t *, void *ctx, int status)
 {
-    Engine *e = g_engine_for_callbacks;
+    Engine *e = current_;
     Op *op = e ? e->ops_.get(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ctx))) : nullptr;
     if (op)
         e->send_put_done(op->target, op->put_token, status);
@@ -615,19 +560,20 @@ void Engine::on_put_done(weft_btl_endpoint_t *, void *ctx, int status)
 
 // ---------------------------------------------------------------- finalize
 
-Status Engine::drain(std::chrono::milliseconds timeout)
+Status Engine::drain()
 {
-    const bool done = rt_.progress().wait_until(
+    const auto timeout = finalize_timeout_;
+    const bool done = progress_.wait_until(
         [&] {
             bool pending = false;
             ops_.for_each([&](Op *op) {
-                if (!peers_[op->target] || !peers_[op->target]->failed)
+                if (!peers_.failed(op->target))
                     pending = true;
             });
-            return !pending && busy_.empty();
+            return !pending && peers_.idle();
         },
         timeout);
-    log_striping();
+    peers_.log_striping();
     if (!done)
         return Status(WEFT_ERR_TIMEOUT, "weft_finalize: " + std::to_string(ops_.live()) +
                                             " operations did not finish within " +

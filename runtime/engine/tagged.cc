@@ -8,7 +8,6 @@
 #include <weft/component_util.hpp>
 
 #include "engine/engine.hpp"
-#include "rte/runtime.hpp"
 
 namespace weft::engine {
 
@@ -44,7 +43,7 @@ void Engine::detach_request(Request *r)
         if (md->pending > 0)
             md->unlink_when_idle = true;
         else
-            md_release(md, false);
+            portals_.md_release(md, false);
         r->md = nullptr;
     }
 }
@@ -78,7 +77,7 @@ Status Engine::iprobe(uint32_t source, int32_t tag, uint32_t context, int *flag,
     const uint64_t bits = tag_bits(context, tag == WEFT_ANY_TAG ? 0 : tag);
     const uint64_t ignore = tag == WEFT_ANY_TAG ? 0xffffffffull : 0;
     *flag = 0;
-    for (const Unexpected *u = portals_[WEFT_PT_TAGGED].uq_head; u; u = u->next) {
+    for (const Unexpected *u = portals_.portal(WEFT_PT_TAGGED).uq_head; u; u = u->next) {
         if (!u->matches(source, bits, ignore))
             continue;
         *flag = 1;
@@ -103,7 +102,7 @@ Status Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, ui
     if (!buf && len)
         return bad("weft_isend: buf is NULL with len " + std::to_string(len));
     Status err;
-    PeerState *ps = peer_for_send(dest, &err);
+    PeerTraffic *ps = peers_.for_send(dest, &err);
     if (!ps)
         return err;
     uint64_t rh;
@@ -113,7 +112,8 @@ Status Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, ui
     *out = reinterpret_cast<weft_request_t>(rh);
     const bool sync = flags & WEFT_SEND_SYNC;
     // Fast path: an eager message that goes out now needs no operation.
-    if (int rc = sync ? WEFT_ERR_AGAIN : try_eager(*ps, tag_bits(context, tag), buf, len); rc != WEFT_ERR_AGAIN) {
+    if (int rc = sync ? WEFT_ERR_AGAIN : peers_.try_eager(*ps, tag_bits(context, tag), buf, len);
+        rc != WEFT_ERR_AGAIN) {
         r->done = true;
         r->status.error = rc;
         r->status.count = rc == WEFT_SUCCESS ? len : 0;
@@ -129,16 +129,17 @@ Status Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, ui
     op->data = static_cast<const std::byte *>(buf);
     op->length = len;
     op->sync = sync;
-    if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
-        enqueue(*ps, op);
+    if (ps->queue_head || !peers_.connected(*ps) || !start_op(*ps, op))
+        peers_.enqueue(*ps, op);
     return Status::success();
 }
 
 int Engine::send_now(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
 {
-    if (tag < 0 || dest >= job_size_ || (!buf && len) || !peers_[dest] || peers_[dest]->failed)
+    PeerTraffic *ps = peers_.find(dest);
+    if (tag < 0 || (!buf && len) || !ps || ps->failed)
         return WEFT_ERR_AGAIN;
-    return try_eager(*peers_[dest], tag_bits(context, tag), buf, len);
+    return peers_.try_eager(*ps, tag_bits(context, tag), buf, len);
 }
 
 int Engine::send_slow(int rc, const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context,
@@ -155,7 +156,7 @@ int Engine::send_slow(int rc, const void *buf, size_t len, uint32_t dest, int32_
     }
     Request *r = request(req);
     if (!r->done)
-        rt_.progress().wait_until([&] { return r->done; }, rt::ProgressEngine::kForever);
+        progress_.wait_until([&] { return r->done; }, rt::ProgressEngine::kForever);
     rc = r->status.error;
     free_request(r);
     if (rc != WEFT_SUCCESS)
@@ -172,9 +173,9 @@ Status Engine::check_recv(const char *fn, const void *buf, size_t len, uint32_t 
     if (source != WEFT_ANY_SOURCE && source >= job_size_)
         return bad(std::string(fn) + ": source " + std::to_string(source) + " is not in the job (size " +
                    std::to_string(job_size_) + ")");
-    if (source != WEFT_ANY_SOURCE && peers_[source] && peers_[source]->failed)
+    if (source != WEFT_ANY_SOURCE && peers_.failed(source))
         return Status(WEFT_ERR_UNREACHABLE,
-                      std::string(fn) + " from rank " + std::to_string(source) + ": " + peers_[source]->failure);
+                      std::string(fn) + " from rank " + std::to_string(source) + ": " + peers_.find(source)->failure);
     return Status::success();
 }
 
@@ -187,13 +188,13 @@ void Engine::start_recv(Request *r, void *buf, size_t len, uint32_t source, int3
     r->bits = tag_bits(context, tag == WEFT_ANY_TAG ? 0 : tag);
     r->ignore = tag == WEFT_ANY_TAG ? 0xffffffffull : 0;
     // A message that already arrived matches first (MPI order).
-    if (!portals_[WEFT_PT_TAGGED].uq_head || !take_arrived(r))
+    if (!portals_.portal(WEFT_PT_TAGGED).uq_head || !take_arrived(r))
         post_recv(r);
 }
 
 bool Engine::take_arrived(Request *r)
 {
-    Unexpected *u = take_unexpected(WEFT_PT_TAGGED, r->source, r->bits, r->ignore);
+    Unexpected *u = portals_.take_unexpected(WEFT_PT_TAGGED, r->source, r->bits, r->ignore);
     if (!u)
         return false;
     if (u->info.type == wire::Type::Eager)
@@ -228,7 +229,7 @@ int Engine::recv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t c
     Request r;
     start_recv(&r, buf, len, source, tag, context);
     if (!r.done)
-        rt_.progress().wait_until([&r] { return r.done; }, rt::ProgressEngine::kForever);
+        progress_.wait_until([&r] { return r.done; }, rt::ProgressEngine::kForever);
     detach_request(&r);   // a receive still posted (the wait ran out) or whose MD still moves data
     if (status)
         *status = r.status;
@@ -280,7 +281,7 @@ void Engine::land_eager(Request *r, uint32_t src, uint64_t bits, std::span<const
     r->status.tag = static_cast<int32_t>(bits & 0xffffffffu);
     r->status.count = n;
     r->status.error = n < data.size() ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS;
-    consume_credit(src, data.size());
+    peers_.consume_credit(src, data.size());
 }
 
 void Engine::land_by_md(Request *r, const PutInfo &u, std::span<const std::byte> data)
@@ -291,7 +292,7 @@ void Engine::land_by_md(Request *r, const PutInfo &u, std::span<const std::byte>
     d.threshold = 1;
     d.options = WEFT_MD_OP_PUT | WEFT_MD_TRUNCATE;
     Md *md;
-    if (Status st = new_md("weft_irecv", d, WEFT_UNLINK, &md); !st.ok()) {
+    if (Status st = portals_.new_md("weft_irecv", d, WEFT_UNLINK, &md); !st.ok()) {
         r->done = true;   // irecv checked buf and len, so this is not expected
         r->status.error = st.code();
         return;
@@ -343,13 +344,17 @@ Status Engine::barrier()
         weft_request_t rreq;
         if (Status st = irecv(nullptr, 0, from, tag, kTaggedContextBarrier, &rreq); !st.ok())
             return st;
-        if (Status st; send(nullptr, 0, to, tag, kTaggedContextBarrier, &st) != WEFT_SUCCESS) {
+        Status sent;
+        if (send(nullptr, 0, to, tag, kTaggedContextBarrier, [&](const Status &st) {
+                sent = st;
+                return st.code();
+            }) != WEFT_SUCCESS) {
             free_request(request(rreq));
-            return Status(st.code(), "weft_barrier: " + st.message());
+            return Status(sent.code(), "weft_barrier: " + sent.message());
         }
         Request *r = request(rreq);
         if (!r->done)
-            rt_.progress().wait_until([&] { return r->done; }, rt::ProgressEngine::kForever);
+            progress_.wait_until([&] { return r->done; }, rt::ProgressEngine::kForever);
         const int error = r->status.error;
         free_request(r);
         if (error != WEFT_SUCCESS)

@@ -6,16 +6,10 @@
 
 #include "engine/engine.hpp"
 #include "log/log.hpp"
-#include "rte/runtime.hpp"
 
 namespace weft::engine {
 
 namespace {
-template <class H>
-std::span<const std::byte> bytes_of(const H &h)
-{
-    return {reinterpret_cast<const std::byte *>(&h), sizeof h};
-}
 
 // The fields Put and Rts headers share.
 template <class H>
@@ -59,10 +53,9 @@ void Engine::on_frame(weft_btl_endpoint_t *ep, const void *data, size_t len)
 void Engine::reject(uint32_t src, const std::string &why)
 {
     ++rejected_;
-    if (rejected_ <= 8 || rt_.framework().logger().enabled("engine", WEFT_LOG_DEBUG))
-        rt_.framework().logger().write("engine", "base", WEFT_LOG_WARN,
-                                       "dropped a malformed frame from rank " + std::to_string(src) +
-                                           ": " + why);
+    if (rejected_ <= 8 || log_.enabled("engine", WEFT_LOG_DEBUG))
+        log_.write("engine", "base", WEFT_LOG_WARN,
+                   "dropped a malformed frame from rank " + std::to_string(src) + ": " + why);
 }
 
 void Engine::handle(weft_btl_endpoint_t *ep, const wire::Frame &f)
@@ -85,33 +78,6 @@ void Engine::handle(weft_btl_endpoint_t *ep, const wire::Frame &f)
 }
 
 // ---------------------------------------------------------------- matching
-
-bool Engine::md_accepts(const Md &md, unsigned op, size_t rlength, size_t offset) const
-{
-    if (md.threshold == 0 || !(md.desc.options & op))
-        return false;
-    const size_t off = (md.desc.options & WEFT_MD_MANAGE_REMOTE) ? offset : md.local_offset;
-    const size_t space = md.desc.length > off ? md.desc.length - off : 0;
-    size_t fits = space;
-    if (md.desc.options & WEFT_MD_MAX_SIZE)
-        fits = std::min(fits, md.desc.max_size);
-    return rlength <= fits || (md.desc.options & WEFT_MD_TRUNCATE);
-}
-
-Me *Engine::match(unsigned portal, uint32_t src, uint64_t bits, unsigned op, size_t rlength, size_t offset)
-{
-    for (Me *me = portals_[portal].head; me; me = me->next) {
-        if (!me->md)
-            continue;
-        if (me->match_rank != WEFT_RANK_ANY && me->match_rank != src)
-            continue;
-        if (((me->match_bits ^ bits) & ~me->ignore_bits) != 0)
-            continue;
-        if (md_accepts(*me->md, op, rlength, offset))
-            return me;
-    }
-    return nullptr;
-}
 
 // ---------------------------------------------------------------- puts
 
@@ -152,11 +118,11 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
                 land_by_md(r, u, data);
             return;
         }
-    } else if (Me *me = match(u.portal, u.source, u.match_bits, WEFT_MD_OP_PUT, u.length, u.offset)) {
+    } else if (Me *me = portals_.match(u.portal, u.source, u.match_bits, WEFT_MD_OP_PUT, u.length, u.offset)) {
         deliver(me->md, u, data);
         return;
     }
-    if (portals_[u.portal].lazy) {
+    if (portals_.portal(u.portal).lazy) {
         uint64_t h;
         Unexpected *q = unexpected_.alloc(&h);
         q->info = u;
@@ -170,7 +136,7 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
             else
                 q->heap_data.assign(data.begin(), data.end());
         }
-        Portal &pt = portals_[u.portal];
+        Portal &pt = portals_.portal(u.portal);
         (pt.uq_tail ? pt.uq_tail->next : pt.uq_head) = q;
         pt.uq_tail = q;
         return;
@@ -178,43 +144,27 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
     // Nothing wants it: dropped, and the initiator learns why if it asked.
     ++dropped_;
     if (dropped_ == 1)
-        rt_.framework().logger().write("engine", "base", WEFT_LOG_WARN,
-                                       "dropped a put from rank " + std::to_string(u.source) + " to portal " +
-                                           std::to_string(u.portal) + ": no match entry accepted it");
+        log_.write("engine", "base", WEFT_LOG_WARN,
+                   "dropped a put from rank " + std::to_string(u.source) + " to portal " +
+                       std::to_string(u.portal) + ": no match entry accepted it");
     if (u.type != wire::Type::Rts)
-        consume_credit(u.source, u.length);
+        peers_.consume_credit(u.source, u.length);
     if (u.type == wire::Type::Rts)
-        send_control_to(u.source, bytes_of(make_ack(wire::Type::Fin, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
+        peers_.send_control_to(u.source, wire::bytes_of(make_ack(wire::Type::Fin, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
     else if (u.flags & wire::kFlagAck)
-        send_control_to(u.source, bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
-}
-
-Unexpected *Engine::take_unexpected(unsigned portal, uint32_t rank, uint64_t bits, uint64_t ignore)
-{
-    Portal &pt = portals_[portal];
-    Unexpected *prev = nullptr;
-    for (Unexpected *u = pt.uq_head; u; prev = u, u = u->next) {
-        if (!u->matches(rank, bits, ignore))
-            continue;
-        (prev ? prev->next : pt.uq_head) = u->next;
-        if (pt.uq_tail == u)
-            pt.uq_tail = prev;
-        u->next = nullptr;
-        return u;
-    }
-    return nullptr;
+        peers_.send_control_to(u.source, wire::bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
 }
 
 void Engine::drain_unexpected_into(Me *me)
 {
     while (me->md) {
         Md *md = me->md;
-        Portal &pt = portals_[me->portal];
+        Portal &pt = portals_.portal(me->portal);
         Unexpected *prev = nullptr, *u = pt.uq_head;
         for (; u; prev = u, u = u->next)
             if ((me->match_rank == WEFT_RANK_ANY || me->match_rank == u->info.source) &&
                 ((me->match_bits ^ u->info.match_bits) & ~me->ignore_bits) == 0 &&
-                md_accepts(*md, WEFT_MD_OP_PUT, u->info.length, u->info.offset))
+                portals_.md_accepts(*md, WEFT_MD_OP_PUT, u->info.length, u->info.offset))
                 break;
         if (!u)
             return;
@@ -229,30 +179,9 @@ void Engine::drain_unexpected_into(Me *me)
     }
 }
 
-void Engine::consume_credit_slow(uint32_t src, size_t bytes)
-{
-    if (src >= job_size_ || bytes == 0)
-        return;
-    auto &slot = peers_[src];
-    if (!slot)
-        slot = std::make_unique<PeerState>();
-    slot->consumed_unreported += bytes;
-    if (slot->consumed_unreported >= eager_window_ / 4) {
-        wire::Credit c{};
-        c.type = static_cast<uint8_t>(wire::Type::Credit);
-        c.bytes = slot->consumed_unreported;
-        slot->consumed_unreported = 0;
-        send_control_to(src, bytes_of(c));
-    }
-}
-
 void Engine::handle_credit(uint32_t src, const wire::Frame &f)
 {
-    auto c = wire::read<wire::Credit>(f);
-    if (src >= job_size_ || !peers_[src])
-        return;
-    PeerState &ps = *peers_[src];
-    ps.eager_outstanding -= std::min<size_t>(ps.eager_outstanding, c.bytes);
+    peers_.on_credit(src, wire::read<wire::Credit>(f).bytes);
 }
 
 void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
@@ -274,10 +203,10 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
     if (u.type != wire::Type::Rts) {
         if (mlength)
             std::memcpy(static_cast<std::byte *>(md->desc.start) + off, data.data(), mlength);
-        consume_credit(u.source, u.length);
+        peers_.consume_credit(u.source, u.length);
         if (want_ack)
-            send_control_to(u.source,
-                            bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_SUCCESS, mlength, off, ack_disabled)));
+            peers_.send_control_to(u.source,
+                            wire::bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_SUCCESS, mlength, off, ack_disabled)));
         if (Request *r = md->request) {
             r->done = true;
             r->status.source = u.source;
@@ -285,9 +214,9 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
             r->status.count = mlength;
             r->status.error = mlength < u.length ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS;
         }
-        post_event(md, WEFT_EVENT_PUT, u.source, my_rank_, portal, u.match_bits, u.length, mlength, off,
+        portals_.post_event(md, WEFT_EVENT_PUT, u.source, my_rank_, portal, u.match_bits, u.length, mlength, off,
                    u.hdr_data, WEFT_SUCCESS);
-        md_used(md);
+        portals_.md_used(md);
         return;
     }
 
@@ -336,12 +265,12 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
     c.op = u.op;
     c.token = h;
     c.mlength = mlength;
-    send_control_to(u.source, bytes_of(c));
+    peers_.send_control_to(u.source, wire::bytes_of(c));
 }
 
 void Engine::on_rdma_done(weft_btl_endpoint_t *, void *ctx, int status)
 {
-    Engine *e = g_engine_for_callbacks;
+    Engine *e = current_;
     if (!e)
         return;
     if (Incoming *in = e->incoming_.get(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ctx))))
@@ -374,7 +303,7 @@ Status Engine::split_rendezvous(Incoming *in, uint64_t handle)
     std::array<std::byte, sizeof q + 64> frame;
     std::memcpy(frame.data(), &q, sizeof q);
     std::memcpy(frame.data() + sizeof q, in->reg.rkey, in->reg.rkey_len);
-    send_control_to(in->source, std::span(frame.data(), sizeof q + in->reg.rkey_len));
+    peers_.send_control_to(in->source, std::span(frame.data(), sizeof q + in->reg.rkey_len));
     return Status::success();
 }
 
@@ -435,8 +364,8 @@ void Engine::finish_incoming(Incoming *in, int status)
     Md *md = in->md;
     const size_t mlength = status == WEFT_SUCCESS ? in->mlength : 0;
     // Fin also carries the ACK the initiator may have asked for.
-    send_control_to(in->source,
-                    bytes_of(make_ack(wire::Type::Fin, in->op, status, mlength, in->offset, !in->ack)));
+    peers_.send_control_to(in->source,
+                    wire::bytes_of(make_ack(wire::Type::Fin, in->op, status, mlength, in->offset, !in->ack)));
     if (md) {
         if (Request *r = md->request) {
             r->done = true;
@@ -447,10 +376,10 @@ void Engine::finish_incoming(Incoming *in, int status)
                               : mlength < in->rlength ? WEFT_ERR_TRUNCATED
                                                       : WEFT_SUCCESS;
         }
-        post_event(md, WEFT_EVENT_PUT, in->source, my_rank_, in->portal, in->match_bits, in->rlength,
+        portals_.post_event(md, WEFT_EVENT_PUT, in->source, my_rank_, in->portal, in->match_bits, in->rlength,
                    mlength, in->offset, in->hdr_data, status);
         --md->pending;
-        md_used(md);
+        portals_.md_used(md);
     }
     incoming_.free(in);
 }
@@ -495,9 +424,9 @@ void Engine::handle_cts(weft_btl_endpoint_t *ep, const wire::Frame &f)
     op->granted = c.mlength;
     op->sent = 0;
     op->state = Op::State::Sending;
-    PeerState &ps = *peers_[op->target];
+    PeerTraffic &ps = *peers_.find(op->target);
     if (ps.queue_head || !start_op(ps, op))
-        enqueue(ps, op);
+        peers_.enqueue(ps, op);
 }
 
 // ---------------------------------------------------------------- gets
@@ -507,7 +436,7 @@ void Engine::handle_get(weft_btl_endpoint_t *ep, const wire::Frame &f)
     auto g = wire::read<wire::GetReq>(f);
     const uint32_t src = ep->peer_rank;
     Status err;
-    PeerState *ps = peer_for_send(src, &err);
+    PeerTraffic *ps = peers_.for_send(src, &err);
     if (!ps)
         return;
     uint64_t h;
@@ -518,7 +447,7 @@ void Engine::handle_get(weft_btl_endpoint_t *ep, const wire::Frame &f)
     op->match_bits = g.match_bits;
     op->token = g.op;
     op->rlength = g.length;
-    Me *me = match(g.portal, src, g.match_bits, WEFT_MD_OP_GET, g.length, g.offset);
+    Me *me = portals_.match(g.portal, src, g.match_bits, WEFT_MD_OP_GET, g.length, g.offset);
     if (!me) {
         ++dropped_;
         op->reply_status = WEFT_ERR_NO_MATCH;
@@ -541,8 +470,8 @@ void Engine::handle_get(weft_btl_endpoint_t *ep, const wire::Frame &f)
         op->length = mlength;
         op->reply_status = WEFT_SUCCESS;
     }
-    if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
-        enqueue(*ps, op);
+    if (ps->queue_head || !peers_.connected(*ps) || !start_op(*ps, op))
+        peers_.enqueue(*ps, op);
 }
 
 void Engine::handle_reply(const wire::Frame &f)

@@ -182,4 +182,11 @@ H read(const Frame &f)
     return h;
 }
 
+// A header struct as the bytes that go on the wire.
+template <class H>
+std::span<const std::byte> bytes_of(const H &h)
+{
+    return {reinterpret_cast<const std::byte *>(&h), sizeof h};
+}
+
 } // namespace weft::engine::wire

@@ -1,6 +1,7 @@
 // The runtime's parameters (group "rte"). They are registered with the
 // framework's own, so WEFT_MCA_rte_* names are known before unknown names
 // are judged, and weft_info lists them.
+#include "engine/params.hpp"
 #include "rte/runtime.hpp"
 
 namespace weft::rt {
@@ -25,7 +26,7 @@ params::Definition def(const char *name, params::Type type, const char *dflt, in
 std::vector<FrameworkInfo> param_groups()
 {
     return {{"rte", "process runtime: PMIx job and modex, progress engine, per-peer endpoints"},
-            {"engine", "messaging engine: portals, tagged messages, eager and rendezvous protocols"}};
+            engine::param_group()};
 }
 
 std::vector<params::Definition> param_definitions()
@@ -52,37 +53,9 @@ std::vector<params::Definition> param_definitions()
                       "terminal (a pipe to the launcher or a file), so every line a rank prints "
                       "reaches the user even if the rank is killed or aborts. false keeps stdio's "
                       "full buffering (fewer write calls for programs that print a lot)."));
-    auto eng = [](const char *name, params::Type type, const char *dflt, int level, const char *help) {
-        params::Definition d = def(name, type, dflt, level, help);
-        d.framework = "engine";
-        return d;
-    };
-    out.push_back(eng("eager_limit", params::Type::Size, "0", WEFT_LEVEL_TUNER_BASIC,
-                      "Largest message sent eagerly (in one active message, copied on arrival); larger "
-                      "ones use the rendezvous protocol. 0 takes each transport's own eager limit; "
-                      "a value caps it."));
-    out.push_back(eng("eager_window", params::Type::Size, "4M", WEFT_LEVEL_TUNER_DETAIL,
-                      "Eager bytes a process may have sent to one peer and not yet seen consumed; "
-                      "past it messages go by rendezvous until the peer returns credit. Bounds the "
-                      "memory a peer's unexpected messages can take."));
-    // 512k: over btl/tcp's two links a 1 MiB message is then one chunk per
-    // link; against 256k, loopback 1 MiB ping-pong 184 -> 146 us and 1-4 MiB
-    // bandwidth 5.4 -> 6.7 GB/s (1m chunks were slower again, 6.4 GB/s).
-    out.push_back(eng("rndv_chunk", params::Type::Size, "512k", WEFT_LEVEL_TUNER_DETAIL,
-                      "Chunk size of rendezvous data and get replies sent as messages (when the "
-                      "transport cannot read the sender's memory directly)."));
-    out.push_back(eng("rndv_rdma", params::Type::Bool, "true", WEFT_LEVEL_TUNER_DETAIL,
-                      "Let the target of a rendezvous read the data directly from the sender's memory "
-                      "(RDMA get, single copy) when the transport can; false always sends it in "
-                      "chunks."));
-    out.push_back(eng("rndv_split", params::Type::Size, "64k", WEFT_LEVEL_TUNER_DETAIL,
-                      "Rendezvous messages of at least this size, on a transport that can both read "
-                      "and write the peer's memory, are moved by both sides at once: the target reads "
-                      "the first half while the sender writes the second (two cores copying instead of "
-                      "one). 0 disables it."));
-    out.push_back(eng("finalize_timeout", params::Type::Double, "10", WEFT_LEVEL_TUNER_DETAIL,
-                      "Seconds weft_finalize waits for this process's unfinished operations before "
-                      "giving up with an error naming them."));
+    // The engine's own (engine/params.cc), registered with the runtime's.
+    for (auto &d : engine::param_definitions())
+        out.push_back(std::move(d));
     return out;
 }
 

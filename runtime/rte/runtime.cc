@@ -114,7 +114,7 @@ Status Runtime::setup()
         this);
     endpoints_->set_connecting_callback(
         [](void *ctx, weft_btl_module_t *m) { static_cast<Runtime *>(ctx)->note_in_use(m); }, this);
-    engine_ = std::make_unique<engine::Engine>(*this);
+    engine_ = std::make_unique<engine::Engine>(*this, engine::read_config(fw_->params(), pmix_.rank(), pmix_.size()));
     if (Status st = engine_->init(); !st.ok())
         return st;
 
@@ -184,6 +184,16 @@ Status Runtime::connect(uint32_t rank, std::chrono::milliseconds timeout)
         return Status(WEFT_ERR_AGAIN, "connection to rank " + std::to_string(rank) + " not complete after " +
                                           std::to_string(timeout.count()) + " ms");
     return endpoints_->status_of(rank);
+}
+
+Status Runtime::start_connect(uint32_t rank) { return endpoints_->start(rank); }
+
+std::span<weft_btl_endpoint_t *const> Runtime::connected_endpoints(uint32_t rank)
+{
+    const Peer *p = endpoints_->peer(rank);
+    if (!p || p->state != PeerState::Connected)
+        return {};
+    return p->endpoints;
 }
 
 void Runtime::set_peer_failed_handler(PeerFailedHandler fn, void *ctx)
@@ -301,10 +311,8 @@ Status Runtime::finalize()
         return Status(WEFT_ERR_NOT_FOUND, "weft_finalize: the runtime is not initialized");
     Runtime &rt = *g_runtime;
     Status drained;
-    if (rt.engine_) {
-        const double secs = rt.fw_->params().find("engine_base_finalize_timeout")->as_double();
-        drained = rt.engine_->drain(std::chrono::milliseconds(static_cast<int64_t>(secs * 1000)));
-    }
+    if (rt.engine_)
+        drained = rt.engine_->drain();
     // Nobody disconnects before everybody is done: a peer may still be
     // reading what this process sent, and a transport may still hold some
     // of it. The fence runs while this process keeps its transports (and

@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "core/framework.hpp"
+#include "engine/host.hpp"
+#include "progress/progress.hpp"
 #include "rte/btl_layer.hpp"
 #include "rte/endpoints.hpp"
 #include "rte/pmix_client.hpp"
-#include "rte/progress.hpp"
 
 namespace weft::engine { class Engine; }
 
@@ -26,45 +27,41 @@ namespace weft::rt {
 std::vector<FrameworkInfo> param_groups();
 std::vector<params::Definition> param_definitions();
 
-// The C API's error path: keeps the message for weft_error_message() (per
-// thread) and returns the status code.
-int api_fail(const Status &st);
+// Active-message, placement and peer-failure handlers (engine/host.hpp).
+using engine::AmHandler;
+using engine::PeerFailedHandler;
+using engine::PlacedHandler;
+using engine::PlaceHandler;
 
-// An active-message handler: data is valid only during the call; ep is the
-// endpoint it came on (ep->peer_rank is the sender).
-using AmHandler = void (*)(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len);
-// Direct placement of a large message (btl.h, upcalls.place/placed): the
-// handler of an active-message id may say where a message's bytes land
-// before they are read, and is told when they have.
-using PlaceHandler = int (*)(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
-                             weft_btl_placement_t *place);
-using PlacedHandler = void (*)(void *ctx, weft_btl_endpoint_t *ep, uint64_t token, int status);
-// Told when a peer's endpoints fail (death, reset, unreachable on first use).
-using PeerFailedHandler = void (*)(void *ctx, uint32_t rank, const std::string &why);
-
-class Runtime {
+// The runtime is the engine's Host: it builds the engine after itself and
+// serves it progress, endpoints, handler registration and peer failures
+// (PMIx termination events arrive as those).
+class Runtime final : public engine::Host {
 public:
     static Result<Runtime *> init();
     static Runtime *current();
     // Orderly end: endpoints closed, modules and components released, PMIx
     // finalized (the launcher then counts this rank as finished).
     static Status finalize();
-    ~Runtime();
+    ~Runtime() override;
 
     PmixClient &pmix() { return pmix_; }
     Endpoints &endpoints() { return *endpoints_; }
-    ProgressEngine &progress() { return progress_; }
+    ProgressEngine &progress() override { return progress_; }
+    log::Logger &logger() override { return fw_->logger(); }
     BtlLayer &btl() { return btl_; }
     Framework &framework() { return *fw_; }
 
     // Registers the handler of an active-message id (0..255).
-    Status set_handler(uint8_t am_id, AmHandler fn, void *ctx);
-    void set_peer_failed_handler(PeerFailedHandler fn, void *ctx);
+    Status set_handler(uint8_t am_id, AmHandler fn, void *ctx) override;
+    void set_peer_failed_handler(PeerFailedHandler fn, void *ctx) override;
     // Peers that failed after having been usable, in the order they failed
     // (weft_abort names them to the launcher: abort_note.hpp).
     const std::vector<uint32_t> &failed_peers() const { return failed_peers_; }
     // Optional placement for an id that has a handler (nullptr fns remove it).
-    void set_place_handler(uint8_t am_id, PlaceHandler place, PlacedHandler placed, void *ctx);
+    void set_place_handler(uint8_t am_id, PlaceHandler place, PlacedHandler placed, void *ctx) override;
+    Status start_connect(uint32_t rank) override;
+    std::span<weft_btl_endpoint_t *const> connected_endpoints(uint32_t rank) override;
     // The messaging engine (runtime/engine), created by init().
     engine::Engine &engine() { return *engine_; }
     // Connects to rank and waits (bounded by timeout).

@@ -31,3 +31,6 @@ tests_runtime_scif_stranger_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/components
 TESTS += tests/runtime/scif_hostile.sh
 endif
 EXTRA_DIST += tests/runtime/scif_hostile.sh
+# Includes that would make runtime/ layers depend both ways (layers.sh).
+TESTS += tests/runtime/layers.sh
+EXTRA_DIST += tests/runtime/layers.sh

@@ -7,7 +7,7 @@
 
 #include <thread>
 
-#include "rte/progress.hpp"
+#include "progress/progress.hpp"
 
 using weft::rt::ProgressEngine;
 using weft::rt::ProgressMode;

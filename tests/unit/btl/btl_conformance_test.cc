@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "btl_harness.hpp"
-#include "rte/progress.hpp"
+#include "progress/progress.hpp"
 
 using namespace weft::test::btl;
 

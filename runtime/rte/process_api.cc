@@ -1,5 +1,8 @@
-// The C API of weft.h over the C++ runtime: status codes out, the message
-// of the last failure kept per thread, no exception ever crosses.
+// The C API of weft.h for the process (init, finalize, job and peer
+// information, connect, progress, barrier, abort) over the C++ runtime:
+// status codes out, the message of the last failure kept per thread
+// (engine/api_error.hpp), no exception ever crosses. Messaging is in
+// engine/messaging_api.cc.
 #include <weft.h>
 
 #include <cstdio>
@@ -8,8 +11,9 @@
 
 #include <unistd.h>
 
-#include "log/log.hpp"
+#include "engine/api_error.hpp"
 #include "engine/engine.hpp"
+#include "log/log.hpp"
 #include "rte/abort_note.hpp"
 #include "rte/runtime.hpp"
 
@@ -17,19 +21,8 @@ using weft::Status;
 using weft::rt::Runtime;
 
 namespace {
-thread_local std::string t_error;
-} // namespace
 
-// Keeps the message for weft_error_message() and returns the code.
-int weft::rt::api_fail(const Status &st)
-{
-    t_error = st.message();
-    return st.code();
-}
-
-namespace {
-
-int fail(const Status &st) { return weft::rt::api_fail(st); }
+int fail(const Status &st) { return weft::api_fail(st); }
 
 int not_initialized(const char *fn)
 {
@@ -153,7 +146,5 @@ void weft_abort(int status, const char *message)
     weft::log::write_stderr(line);
     _exit(status & 0xff ? status & 0xff : 1);
 }
-
-const char *weft_error_message(void) { return t_error.c_str(); }
 
 } // extern "C"

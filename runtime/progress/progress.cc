@@ -1,4 +1,4 @@
-#include "rte/progress.hpp"
+#include "progress/progress.hpp"
 
 #include <sched.h>
 #include <sys/epoll.h>

@@ -14,13 +14,12 @@
 #include <cstring>
 
 #include "engine/engine.hpp"
-#include "rte/runtime.hpp"
 
 namespace weft::engine {
 
 void Engine::enable_placement()
 {
-    rt_.set_place_handler(wire::kAmEngine, on_place, on_placed, this);
+    host_.set_place_handler(wire::kAmEngine, on_place, on_placed, this);
 }
 
 int Engine::send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<const std::byte> payload)

@@ -1,37 +1,45 @@
-// The C API of weft.h for the messaging engine: portals and tagged
-// messages. Every call checks that the runtime is up; errors return a
+// The C API of weft.h for messaging (portals and tagged messages), and the
+// error path every weft.h call shares (api_fail, weft_error_message). Every
+// call checks that the engine is up (weft_init built it); errors return a
 // status and leave their message for weft_error_message().
 #include <weft.h>
 
 #include <chrono>
+#include <string>
 
+#include "engine/api_error.hpp"
 #include "engine/engine.hpp"
-#include "rte/runtime.hpp"
 
 using weft::Status;
+using weft::api_fail;
 using weft::engine::Engine;
-using weft::rt::Runtime;
+
+namespace {
+thread_local std::string t_error;
+} // namespace
+
+int weft::api_fail(const Status &st)
+{
+    t_error = st.message();
+    return st.code();
+}
 
 namespace {
 
-int result(const Status &st) { return st.ok() ? WEFT_SUCCESS : weft::rt::api_fail(st); }
+int result(const Status &st) { return st.ok() ? WEFT_SUCCESS : api_fail(st); }
 
-Engine *engine_slow(const char *fn, int *rc)
+[[gnu::noinline]] Engine *not_initialized(const char *fn, int *rc)
 {
-    Runtime *rt = Runtime::current();
-    if (!rt) {
-        *rc = weft::rt::api_fail(Status(WEFT_ERR_NOT_AVAILABLE, std::string(fn) + ": call weft_init first"));
-        return nullptr;
-    }
-    return &rt->engine();
+    *rc = api_fail(Status(WEFT_ERR_NOT_AVAILABLE, std::string(fn) + ": call weft_init first"));
+    return nullptr;
 }
 
 // Every call's first step, inlined: the process's engine while it exists.
 inline Engine *engine(const char *fn, int *rc)
 {
-    if (Engine *e = weft::engine::g_engine_for_callbacks) [[likely]]
+    if (Engine *e = Engine::current()) [[likely]]
         return e;
-    return engine_slow(fn, rc);
+    return not_initialized(fn, rc);
 }
 
 #define ENGINE_OR_RETURN(fn)                                                                       \
@@ -41,19 +49,6 @@ inline Engine *engine(const char *fn, int *rc)
         return rc_
 
 constexpr auto kForever = weft::rt::ProgressEngine::kForever;
-
-// A blocking send: Engine::send split so that the eager fast path builds
-// no Status (its string costs as much as the send's own checks).
-[[gnu::always_inline]] inline int send_on(Engine *e, const void *buf, size_t len, uint32_t dest, int32_t tag,
-                                          uint32_t context)
-{
-    int rc = e->send_now(buf, len, dest, tag, context);
-    if (rc == WEFT_SUCCESS)
-        return rc;
-    Status error;
-    rc = e->send_slow(rc, buf, len, dest, tag, context, &error);
-    return rc == WEFT_SUCCESS ? rc : weft::rt::api_fail(error);
-}
 
 // Finishes a completed request: status out, request freed, handle cleared.
 int finish(Engine *e, weft::engine::Request *r, weft_request_t *req, weft_msg_status_t *status)
@@ -66,7 +61,7 @@ int finish(Engine *e, weft::engine::Request *r, weft_request_t *req, weft_msg_st
     e->free_request(r);
     *req = WEFT_REQUEST_NULL;
     if (error != WEFT_SUCCESS && error != WEFT_ERR_TRUNCATED && error != WEFT_ERR_CANCELED)
-        weft::rt::api_fail(Status(error, std::string(is_recv ? "receive from" : "send to") + " rank " +
+        api_fail(Status(error, std::string(is_recv ? "receive from" : "send to") + " rank " +
                                              std::to_string(peer) + " failed: " + e->failure_of(peer, error)));
     return error;
 }
@@ -77,32 +72,30 @@ extern "C" {
 
 int weft_get_id(uint32_t *rank)
 {
-    Runtime *rt = Runtime::current();
-    if (!rt)
-        return weft::rt::api_fail(Status(WEFT_ERR_NOT_AVAILABLE, "weft_get_id: call weft_init first"));
+    ENGINE_OR_RETURN("weft_get_id");
     if (!rank)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_get_id: rank is NULL"));
-    *rank = rt->pmix().rank();
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_get_id: rank is NULL"));
+    *rank = e->rank();
     return WEFT_SUCCESS;
 }
 
 int weft_eq_alloc(unsigned count, weft_eq_handler_t handler, weft_eq_t *eq)
 {
     ENGINE_OR_RETURN("weft_eq_alloc");
-    return result(e->eq_alloc(count, handler, eq));
+    return result(e->portals().eq_alloc(count, handler, eq));
 }
 
 int weft_eq_free(weft_eq_t eq)
 {
     ENGINE_OR_RETURN("weft_eq_free");
-    return result(e->eq_free(eq));
+    return result(e->portals().eq_free(eq));
 }
 
 int weft_eq_poll(const weft_eq_t *eqs, int neq, int timeout_ms, weft_event_t *event, int *which)
 {
     ENGINE_OR_RETURN("weft_eq_poll");
     if (!eqs || neq <= 0)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_eq_poll: give at least one event queue"));
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_eq_poll: give at least one event queue"));
     return result(e->eq_poll({eqs, static_cast<size_t>(neq)}, timeout_ms, event, which));
 }
 
@@ -110,33 +103,33 @@ int weft_me_attach(unsigned portal, uint32_t match_rank, uint64_t match_bits, ui
                    weft_unlink_t unlink, weft_ins_pos_t pos, weft_me_t *me)
 {
     ENGINE_OR_RETURN("weft_me_attach");
-    return result(e->me_attach(portal, match_rank, match_bits, ignore_bits, unlink, pos, nullptr, me));
+    return result(e->portals().me_attach(portal, match_rank, match_bits, ignore_bits, unlink, pos, nullptr, me));
 }
 
 int weft_me_insert(weft_me_t current, uint32_t match_rank, uint64_t match_bits, uint64_t ignore_bits,
                    weft_unlink_t unlink, weft_ins_pos_t pos, weft_me_t *me)
 {
     ENGINE_OR_RETURN("weft_me_insert");
-    return result(e->me_insert(current, match_rank, match_bits, ignore_bits, unlink, pos, me));
+    return result(e->portals().me_insert(current, match_rank, match_bits, ignore_bits, unlink, pos, me));
 }
 
 int weft_me_unlink(weft_me_t me)
 {
     ENGINE_OR_RETURN("weft_me_unlink");
-    return result(e->me_unlink(me));
+    return result(e->portals().me_unlink(me));
 }
 
 int weft_portal_set_lazy(unsigned portal, int lazy)
 {
     ENGINE_OR_RETURN("weft_portal_set_lazy");
-    return result(e->portal_set_lazy(portal, lazy != 0));
+    return result(e->portals().portal_set_lazy(portal, lazy != 0));
 }
 
 int weft_md_attach(weft_me_t me, const weft_md_desc_t *desc, weft_unlink_t unlink, weft_md_t *md)
 {
     ENGINE_OR_RETURN("weft_md_attach");
     if (!desc)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_md_attach: desc is NULL"));
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_md_attach: desc is NULL"));
     return result(e->md_attach(me, *desc, unlink, md));
 }
 
@@ -144,14 +137,14 @@ int weft_md_bind(const weft_md_desc_t *desc, weft_unlink_t unlink, weft_md_t *md
 {
     ENGINE_OR_RETURN("weft_md_bind");
     if (!desc)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_md_bind: desc is NULL"));
-    return result(e->md_bind(*desc, unlink, md));
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_md_bind: desc is NULL"));
+    return result(e->portals().md_bind(*desc, unlink, md));
 }
 
 int weft_md_unlink(weft_md_t md)
 {
     ENGINE_OR_RETURN("weft_md_unlink");
-    return result(e->md_unlink(md));
+    return result(e->portals().md_unlink(md));
 }
 
 int weft_put(weft_md_t md, weft_ack_req_t ack, uint32_t target, unsigned portal, uint64_t match_bits,
@@ -182,7 +175,7 @@ int weft_irecv(void *buf, size_t len, uint32_t source, int32_t tag, weft_request
 int weft_send(const void *buf, size_t len, uint32_t dest, int32_t tag)
 {
     ENGINE_OR_RETURN("weft_send");
-    return send_on(e, buf, len, dest, tag, weft::engine::kTaggedContextUser);
+    return e->send(buf, len, dest, tag, weft::engine::kTaggedContextUser, api_fail);
 }
 
 int weft_recv(void *buf, size_t len, uint32_t source, int32_t tag, weft_msg_status_t *status)
@@ -190,7 +183,7 @@ int weft_recv(void *buf, size_t len, uint32_t source, int32_t tag, weft_msg_stat
     ENGINE_OR_RETURN("weft_recv");
     Status error;
     const int rc = e->recv(buf, len, source, tag, weft::engine::kTaggedContextUser, status, &error);
-    return rc == WEFT_SUCCESS ? rc : weft::rt::api_fail(error);
+    return rc == WEFT_SUCCESS ? rc : api_fail(error);
 }
 
 namespace {
@@ -200,7 +193,7 @@ bool bad_context(const char *fn, uint32_t context, int *rc)
 {
     if (context == WEFT_CONTEXT_DEFAULT || context >= WEFT_CONTEXT_FIRST_FREE)
         return false;
-    *rc = weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, std::string(fn) + ": context " + std::to_string(context) +
+    *rc = api_fail(Status(WEFT_ERR_BAD_PARAM, std::string(fn) + ": context " + std::to_string(context) +
                                                             " is reserved (use 0 or a context >= " +
                                                             std::to_string(WEFT_CONTEXT_FIRST_FREE) + ")"));
     return true;
@@ -215,7 +208,7 @@ int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint
     if (bad_context("weft_isend_ctx", context, &rc_))
         return rc_;
     if (flags & ~WEFT_SEND_SYNC)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_isend_ctx: unknown flags " + std::to_string(flags)));
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_isend_ctx: unknown flags " + std::to_string(flags)));
     return result(e->isend(buf, len, dest, tag, context, flags, req));
 }
 
@@ -224,7 +217,7 @@ int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint3
     ENGINE_OR_RETURN("weft_send_ctx");
     if (bad_context("weft_send_ctx", context, &rc_))
         return rc_;
-    return send_on(e, buf, len, dest, tag, context);
+    return e->send(buf, len, dest, tag, context, api_fail);
 }
 
 int weft_irecv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *req)
@@ -242,7 +235,7 @@ int weft_recv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t 
         return rc_;
     Status error;
     const int rc = e->recv(buf, len, source, tag, context, status, &error);
-    return rc == WEFT_SUCCESS ? rc : weft::rt::api_fail(error);
+    return rc == WEFT_SUCCESS ? rc : api_fail(error);
 }
 
 int weft_iprobe_ctx(uint32_t source, int32_t tag, uint32_t context, int *flag, weft_msg_status_t *status)
@@ -251,8 +244,8 @@ int weft_iprobe_ctx(uint32_t source, int32_t tag, uint32_t context, int *flag, w
     if (bad_context("weft_iprobe_ctx", context, &rc_))
         return rc_;
     if (!flag)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_iprobe_ctx: flag is NULL"));
-    Runtime::current()->progress().progress();
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_iprobe_ctx: flag is NULL"));
+    e->progress_engine().progress();
     return result(e->iprobe(source, tag, context, flag, status));
 }
 
@@ -260,7 +253,7 @@ int weft_wait(weft_request_t *req, weft_msg_status_t *status)
 {
     ENGINE_OR_RETURN("weft_wait");
     if (!req)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_wait: req is NULL"));
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_wait: req is NULL"));
     if (*req == WEFT_REQUEST_NULL) {
         if (status)
             *status = weft_msg_status_t{};
@@ -268,9 +261,9 @@ int weft_wait(weft_request_t *req, weft_msg_status_t *status)
     }
     weft::engine::Request *r = e->request(*req);
     if (!r)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_wait: not a request (stale or invalid)"));
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_wait: not a request (stale or invalid)"));
     if (!r->done)
-        Runtime::current()->progress().wait_until([r] { return r->done; }, kForever);
+        e->progress_engine().wait_until([r] { return r->done; }, kForever);
     return finish(e, r, req, status);
 }
 
@@ -278,7 +271,7 @@ int weft_test(weft_request_t *req, int *done, weft_msg_status_t *status)
 {
     ENGINE_OR_RETURN("weft_test");
     if (!req || !done)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_test: req and done must not be NULL"));
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_test: req and done must not be NULL"));
     *done = 0;
     if (*req == WEFT_REQUEST_NULL) {
         *done = 1;
@@ -286,9 +279,9 @@ int weft_test(weft_request_t *req, int *done, weft_msg_status_t *status)
     }
     weft::engine::Request *r = e->request(*req);
     if (!r)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_test: not a request (stale or invalid)"));
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_test: not a request (stale or invalid)"));
     if (!r->done)
-        Runtime::current()->progress().progress();
+        e->progress_engine().progress();
     if (!r->done)
         return WEFT_SUCCESS;
     *done = 1;
@@ -299,7 +292,7 @@ int weft_waitall(int n, weft_request_t *reqs, weft_msg_status_t *statuses)
 {
     ENGINE_OR_RETURN("weft_waitall");
     if (n < 0 || (n > 0 && !reqs))
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_waitall: bad request array"));
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_waitall: bad request array"));
     int first_error = WEFT_SUCCESS;
     for (int i = 0; i < n; ++i) {
         int rc = weft_wait(&reqs[i], statuses ? &statuses[i] : nullptr);
@@ -313,21 +306,21 @@ int weft_waitany(int n, weft_request_t *reqs, int *index, weft_msg_status_t *sta
 {
     ENGINE_OR_RETURN("weft_waitany");
     if (n < 0 || (n > 0 && !reqs) || !index)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_waitany: bad request array or index"));
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_waitany: bad request array or index"));
     *index = -1;
     bool any = false;
     for (int i = 0; i < n; ++i) {
         if (reqs[i] == WEFT_REQUEST_NULL)
             continue;
         if (!e->request(reqs[i]))
-            return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_waitany: request " + std::to_string(i) +
+            return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_waitany: request " + std::to_string(i) +
                                                                      " is stale or invalid"));
         any = true;
     }
     if (!any)
         return WEFT_SUCCESS;   // nothing to wait for: index stays -1
     int found = -1;
-    Runtime::current()->progress().wait_until(
+    e->progress_engine().wait_until(
         [&] {
             for (int i = 0; i < n; ++i)
                 if (reqs[i] != WEFT_REQUEST_NULL && e->request(reqs[i])->done) {
@@ -346,7 +339,7 @@ int weft_cancel(weft_request_t *req)
     ENGINE_OR_RETURN("weft_cancel");
     weft::engine::Request *r = req ? e->request(*req) : nullptr;
     if (!r)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_cancel: not a request (NULL, stale or invalid)"));
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_cancel: not a request (NULL, stale or invalid)"));
     e->cancel(r);
     return WEFT_SUCCESS;
 }
@@ -358,7 +351,7 @@ int weft_request_free(weft_request_t *req)
         return WEFT_SUCCESS;
     weft::engine::Request *r = req ? e->request(*req) : nullptr;
     if (!r)
-        return weft::rt::api_fail(
+        return api_fail(
             Status(WEFT_ERR_BAD_PARAM, "weft_request_free: not a request (NULL, stale or invalid)"));
     e->release_request(r);
     *req = WEFT_REQUEST_NULL;
@@ -369,8 +362,8 @@ int weft_iprobe(uint32_t source, int32_t tag, int *flag, weft_msg_status_t *stat
 {
     ENGINE_OR_RETURN("weft_iprobe");
     if (!flag)
-        return weft::rt::api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_iprobe: flag is NULL"));
-    Runtime::current()->progress().progress();
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_iprobe: flag is NULL"));
+    e->progress_engine().progress();
     return result(e->iprobe(source, tag, weft::engine::kTaggedContextUser, flag, status));
 }
 
@@ -381,10 +374,12 @@ int weft_probe(uint32_t source, int32_t tag, weft_msg_status_t *status)
     if (Status st = e->iprobe(source, tag, weft::engine::kTaggedContextUser, &flag, status); !st.ok())
         return result(st);
     if (!flag)
-        Runtime::current()->progress().wait_until(
+        e->progress_engine().wait_until(
             [&] { return e->iprobe(source, tag, weft::engine::kTaggedContextUser, &flag, status).ok() && flag; },
             kForever);
     return WEFT_SUCCESS;
 }
+
+const char *weft_error_message(void) { return t_error.c_str(); }
 
 } // extern "C"

@@ -1,17 +1,23 @@
-// Event queues, match entries and memory descriptors: creation, checks of
-// what the application passes, events, and unlinking. Also the put/get
-// calls, which check their MD here and hand over to engine.cc.
-#include <algorithm>
-#include <cstring>
+// The portal table (portals.hpp): event queues, match entries and memory
+// descriptors: creation, checks of what the application passes, matching,
+// events, and unlinking.
+#include "engine/portals.hpp"
 
-#include "engine/engine.hpp"
-#include "rte/runtime.hpp"
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
 
 namespace weft::engine {
 
 namespace {
 
 Status bad(const std::string &msg) { return Status(WEFT_ERR_BAD_PARAM, msg); }
+
+constexpr unsigned kKnownOptions = WEFT_MD_OP_PUT | WEFT_MD_OP_GET | WEFT_MD_MANAGE_REMOTE |
+                                   WEFT_MD_TRUNCATE | WEFT_MD_ACK_DISABLE | WEFT_MD_MAX_SIZE;
+
+} // namespace
 
 Status check_portal(const char *fn, unsigned portal)
 {
@@ -21,14 +27,9 @@ Status check_portal(const char *fn, unsigned portal)
     return Status::success();
 }
 
-constexpr unsigned kKnownOptions = WEFT_MD_OP_PUT | WEFT_MD_OP_GET | WEFT_MD_MANAGE_REMOTE |
-                                   WEFT_MD_TRUNCATE | WEFT_MD_ACK_DISABLE | WEFT_MD_MAX_SIZE;
-
-} // namespace
-
 // ---------------------------------------------------------------- EQ
 
-Status Engine::eq_alloc(unsigned count, weft_eq_handler_t handler, weft_eq_t *out)
+Status Portals::eq_alloc(unsigned count, weft_eq_handler_t handler, weft_eq_t *out)
 {
     if (!out)
         return bad("weft_eq_alloc: eq is NULL");
@@ -42,7 +43,7 @@ Status Engine::eq_alloc(unsigned count, weft_eq_handler_t handler, weft_eq_t *ou
     return Status::success();
 }
 
-Status Engine::eq_free(weft_eq_t handle)
+Status Portals::eq_free(weft_eq_t handle)
 {
     Eq *eq = eqs_.get(handle.cookie);
     if (!eq)
@@ -51,40 +52,30 @@ Status Engine::eq_free(weft_eq_t handle)
     return Status::success();
 }
 
-Status Engine::eq_poll(std::span<const weft_eq_t> handles, int timeout_ms, weft_event_t *ev, int *which)
+Status Portals::eq_check(std::span<const weft_eq_t> handles)
 {
-    if (handles.empty() || !ev)
-        return bad("weft_eq_poll: needs at least one event queue and an event to fill");
     for (const auto &h : handles)
         if (!eqs_.get(h.cookie))
             return bad("weft_eq_poll: not an event queue (stale or invalid handle)");
-    int found = -1;
-    auto ready = [&] {
-        for (size_t i = 0; i < handles.size(); ++i) {
-            Eq *eq = eqs_.get(handles[i].cookie);
-            if (eq && eq->count > 0) {
-                found = static_cast<int>(i);
-                return true;
-            }
-        }
-        return false;
-    };
-    if (!ready()) {
-        rt_.progress().progress();
-        if (!ready() && timeout_ms != 0) {
-            auto limit = timeout_ms < 0 ? rt::ProgressEngine::kForever
-                                        : std::chrono::milliseconds(timeout_ms);
-            rt_.progress().wait_until(ready, limit);
-        }
+    return Status::success();
+}
+
+int Portals::eq_ready(std::span<const weft_eq_t> handles)
+{
+    for (size_t i = 0; i < handles.size(); ++i) {
+        Eq *eq = eqs_.get(handles[i].cookie);
+        if (eq && eq->count > 0)
+            return static_cast<int>(i);
     }
-    if (found < 0)
-        return Status(WEFT_ERR_TIMEOUT, "weft_eq_poll: no event within " + std::to_string(timeout_ms) + " ms");
-    Eq *eq = eqs_.get(handles[found].cookie);
+    return -1;
+}
+
+Status Portals::eq_take(weft_eq_t handle, weft_event_t *ev)
+{
+    Eq *eq = eqs_.get(handle.cookie);
     *ev = eq->ring[eq->head];
     eq->head = (eq->head + 1) % eq->ring.size();
     --eq->count;
-    if (which)
-        *which = found;
     if (eq->dropped) {
         eq->dropped = false;
         return Status(WEFT_ERR_OVERFLOW, "weft_eq_poll: the event queue was full and dropped events; "
@@ -93,7 +84,7 @@ Status Engine::eq_poll(std::span<const weft_eq_t> handles, int timeout_ms, weft_
     return Status::success();
 }
 
-void Engine::post_event(Md *md, weft_event_kind_t kind, uint32_t initiator, uint32_t target,
+void Portals::post_event(Md *md, weft_event_kind_t kind, uint32_t initiator, uint32_t target,
                         unsigned portal, uint64_t bits, size_t rlength, size_t mlength, size_t offset,
                         uint64_t hdr_data, int status)
 {
@@ -130,7 +121,7 @@ void Engine::post_event(Md *md, weft_event_kind_t kind, uint32_t initiator, uint
 
 // ---------------------------------------------------------------- ME
 
-Status Engine::me_attach(unsigned portal, uint32_t rank, uint64_t bits, uint64_t ignore,
+Status Portals::me_attach(unsigned portal, uint32_t rank, uint64_t bits, uint64_t ignore,
                          weft_unlink_t unlink, weft_ins_pos_t pos, Me *relative_to, weft_me_t *out)
 {
     if (Status st = check_portal("weft_me_attach", portal); !st.ok())
@@ -171,7 +162,7 @@ Status Engine::me_attach(unsigned portal, uint32_t rank, uint64_t bits, uint64_t
     return Status::success();
 }
 
-Status Engine::me_insert(weft_me_t current, uint32_t rank, uint64_t bits, uint64_t ignore,
+Status Portals::me_insert(weft_me_t current, uint32_t rank, uint64_t bits, uint64_t ignore,
                          weft_unlink_t unlink, weft_ins_pos_t pos, weft_me_t *out)
 {
     Me *cur = mes_.get(current.cookie);
@@ -180,7 +171,7 @@ Status Engine::me_insert(weft_me_t current, uint32_t rank, uint64_t bits, uint64
     return me_attach(cur->portal, rank, bits, ignore, unlink, pos, cur, out);
 }
 
-void Engine::me_remove(Me *me)
+void Portals::me_remove(Me *me)
 {
     Portal &pt = portals_[me->portal];
     (me->prev ? me->prev->next : pt.head) = me->next;
@@ -188,7 +179,7 @@ void Engine::me_remove(Me *me)
     mes_.free(me);
 }
 
-Status Engine::me_unlink(weft_me_t handle)
+Status Portals::me_unlink(weft_me_t handle)
 {
     Me *me = mes_.get(handle.cookie);
     if (!me)
@@ -206,7 +197,7 @@ Status Engine::me_unlink(weft_me_t handle)
     return Status::success();
 }
 
-Status Engine::portal_set_lazy(unsigned portal, bool lazy)
+Status Portals::portal_set_lazy(unsigned portal, bool lazy)
 {
     if (Status st = check_portal("weft_portal_set_lazy", portal); !st.ok())
         return st;
@@ -238,7 +229,7 @@ Status check_desc(const char *fn, const weft_md_desc_t &d)
 } // namespace
 
 // A checked descriptor becomes an MD (attached or bound by the caller).
-Status Engine::new_md(const char *fn, const weft_md_desc_t &desc, weft_unlink_t unlink, Md **out)
+Status Portals::new_md(const char *fn, const weft_md_desc_t &desc, weft_unlink_t unlink, Md **out)
 {
     if (Status st = check_desc(fn, desc); !st.ok())
         return st;
@@ -253,8 +244,8 @@ Status Engine::new_md(const char *fn, const weft_md_desc_t &desc, weft_unlink_t 
     return Status::success();
 }
 
-Status Engine::md_attach(weft_me_t me_handle, const weft_md_desc_t &desc, weft_unlink_t unlink,
-                         weft_md_t *out)
+Status Portals::md_attach(weft_me_t me_handle, const weft_md_desc_t &desc, weft_unlink_t unlink,
+                          weft_md_t *out, Me **attached)
 {
     Me *me = mes_.get(me_handle.cookie);
     if (!me)
@@ -268,14 +259,11 @@ Status Engine::md_attach(weft_me_t me_handle, const weft_md_desc_t &desc, weft_u
     me->md = md;
     if (out)
         out->cookie = md->handle;
-    // On a lazy portal, messages that arrived before this ME now match it,
-    // oldest first.
-    if (portals_[me->portal].lazy)
-        drain_unexpected_into(me);
+    *attached = me;
     return Status::success();
 }
 
-Status Engine::md_bind(const weft_md_desc_t &desc, weft_unlink_t unlink, weft_md_t *out)
+Status Portals::md_bind(const weft_md_desc_t &desc, weft_unlink_t unlink, weft_md_t *out)
 {
     if (!out)
         return bad("weft_md_bind: md is NULL");
@@ -286,7 +274,7 @@ Status Engine::md_bind(const weft_md_desc_t &desc, weft_unlink_t unlink, weft_md
     return Status::success();
 }
 
-Status Engine::md_unlink(weft_md_t handle)
+Status Portals::md_unlink(weft_md_t handle)
 {
     Md *md = mds_.get(handle.cookie);
     if (!md)
@@ -299,7 +287,7 @@ Status Engine::md_unlink(weft_md_t handle)
     return Status::success();
 }
 
-void Engine::md_used(Md *md)
+void Portals::md_used(Md *md)
 {
     if (md->pending > 0)
         return;
@@ -308,7 +296,7 @@ void Engine::md_used(Md *md)
         md_release(md, md->unlink_when_idle);
 }
 
-void Engine::md_release(Md *md, bool explicit_unlink)
+void Portals::md_release(Md *md, bool explicit_unlink)
 {
     if (md->desc.eq.cookie) {
         if (Eq *eq = eqs_.get(md->desc.eq.cookie)) {
@@ -333,71 +321,49 @@ void Engine::md_release(Md *md, bool explicit_unlink)
     mds_.free(md);
 }
 
-// ---------------------------------------------------------------- put/get
+// ---------------------------------------------------------------- matching
 
-// The checks put and get share: a live, bound, not used-up MD, a portal, a
-// reachable target. On success the operation holds the MD (pending).
-Status Engine::new_op(const char *fn, weft_md_t handle, uint32_t target, unsigned portal, Op **out,
-                      PeerState **peer)
+bool Portals::md_accepts(const Md &md, unsigned op, size_t rlength, size_t offset) const
 {
-    Md *md = mds_.get(handle.cookie);
-    if (!md)
-        return bad(std::string(fn) + ": not a memory descriptor (stale or invalid handle)");
-    if (md->me)
-        return bad(std::string(fn) + ": the MD is attached to a match entry; give an MD from weft_md_bind");
-    if (md->threshold == 0)
-        return bad(std::string(fn) + ": the MD is used up (threshold 0)");
-    if (Status st = check_portal(fn, portal); !st.ok())
-        return st;
-    Status err;
-    PeerState *ps = peer_for_send(target, &err);
-    if (!ps)
-        return err;
-    uint64_t h;
-    Op *op = ops_.alloc(&h);
-    op->md = md;
-    op->target = target;
-    op->portal = portal;
-    op->length = md->desc.length;
-    ++md->pending;
-    if (md->threshold > 0)
-        --md->threshold;
-    *out = op;
-    *peer = ps;
-    return Status::success();
+    if (md.threshold == 0 || !(md.desc.options & op))
+        return false;
+    const size_t off = (md.desc.options & WEFT_MD_MANAGE_REMOTE) ? offset : md.local_offset;
+    const size_t space = md.desc.length > off ? md.desc.length - off : 0;
+    size_t fits = space;
+    if (md.desc.options & WEFT_MD_MAX_SIZE)
+        fits = std::min(fits, md.desc.max_size);
+    return rlength <= fits || (md.desc.options & WEFT_MD_TRUNCATE);
 }
 
-Status Engine::put(weft_md_t handle, weft_ack_req_t ack, uint32_t target, unsigned portal, uint64_t bits,
-                   size_t offset, uint64_t hdr_data)
+Me *Portals::match(unsigned portal, uint32_t src, uint64_t bits, unsigned op, size_t rlength, size_t offset)
 {
-    Op *op;
-    PeerState *ps;
-    if (Status st = new_op("weft_put", handle, target, portal, &op, &ps); !st.ok())
-        return st;
-    op->kind = Op::Kind::Put;
-    op->match_bits = bits;
-    op->hdr_data = hdr_data;
-    op->offset = offset;
-    op->data = static_cast<const std::byte *>(op->md->desc.start);
-    op->ack = ack == WEFT_ACK_REQ;
-    if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
-        enqueue(*ps, op);
-    return Status::success();
+    for (Me *me = portals_[portal].head; me; me = me->next) {
+        if (!me->md)
+            continue;
+        if (me->match_rank != WEFT_RANK_ANY && me->match_rank != src)
+            continue;
+        if (((me->match_bits ^ bits) & ~me->ignore_bits) != 0)
+            continue;
+        if (md_accepts(*me->md, op, rlength, offset))
+            return me;
+    }
+    return nullptr;
 }
 
-Status Engine::get(weft_md_t handle, uint32_t target, unsigned portal, uint64_t bits, size_t offset)
+Unexpected *Portals::take_unexpected(unsigned portal, uint32_t rank, uint64_t bits, uint64_t ignore)
 {
-    Op *op;
-    PeerState *ps;
-    if (Status st = new_op("weft_get", handle, target, portal, &op, &ps); !st.ok())
-        return st;
-    op->kind = Op::Kind::Get;
-    op->match_bits = bits;
-    op->offset = offset;
-    op->sink = static_cast<std::byte *>(op->md->desc.start);
-    if (ps->queue_head || !connected(*ps) || !start_op(*ps, op))
-        enqueue(*ps, op);
-    return Status::success();
+    Portal &pt = portals_[portal];
+    Unexpected *prev = nullptr;
+    for (Unexpected *u = pt.uq_head; u; prev = u, u = u->next) {
+        if (!u->matches(rank, bits, ignore))
+            continue;
+        (prev ? prev->next : pt.uq_head) = u->next;
+        if (pt.uq_tail == u)
+            pt.uq_tail = prev;
+        u->next = nullptr;
+        return u;
+    }
+    return nullptr;
 }
 
 } // namespace weft::engine
