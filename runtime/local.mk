@@ -1,7 +1,5 @@
-# runtime/: process runtime and tools. The runtime itself (runtime/rte) is
-# part of libweft; weft_info lives in runtime/info, weftrun (the launcher)
-# in runtime/weftrun.
+# runtime/: the process runtime (runtime/rte) and the messaging engine
+# (runtime/engine), both part of libweft. The programs weftrun and
+# weft_info live in tools/.
 include $(srcdir)/runtime/rte/local.mk
 include $(srcdir)/runtime/engine/local.mk
-include $(srcdir)/runtime/info/local.mk
-include $(srcdir)/runtime/weftrun/local.mk

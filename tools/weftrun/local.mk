@@ -1,20 +1,20 @@
-# runtime/weftrun: the job launcher (a PMIx server) and its man page.
+# tools/weftrun: the job launcher (a PMIx server) and its man page.
 bin_PROGRAMS += weftrun
 weftrun_SOURCES = \
-	runtime/weftrun/main.cc \
-	runtime/weftrun/options.hpp runtime/weftrun/options.cc \
-	runtime/weftrun/session_dir.hpp runtime/weftrun/session_dir.cc \
-	runtime/weftrun/placement.hpp runtime/weftrun/placement.cc \
-	runtime/weftrun/events.hpp runtime/weftrun/events.cc \
-	runtime/weftrun/pmix_glue.hpp runtime/weftrun/pmix_glue.cc \
-	runtime/weftrun/rank_env.hpp runtime/weftrun/rank_env.cc \
-	runtime/weftrun/spawn.hpp runtime/weftrun/spawn.cc \
-	runtime/weftrun/limits.hpp runtime/weftrun/limits.cc \
-	runtime/weftrun/output.hpp runtime/weftrun/output.cc \
-	runtime/weftrun/signals.hpp runtime/weftrun/signals.cc \
-	runtime/weftrun/judge.hpp runtime/weftrun/judge.cc \
-	runtime/weftrun/launcher.hpp runtime/weftrun/launcher.cc \
-	runtime/weftrun/launcher_loop.cc
-weftrun_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) $(PMIX_CFLAGS)
+	tools/weftrun/main.cc \
+	tools/weftrun/options.hpp tools/weftrun/options.cc \
+	tools/weftrun/session_dir.hpp tools/weftrun/session_dir.cc \
+	tools/weftrun/placement.hpp tools/weftrun/placement.cc \
+	tools/weftrun/events.hpp tools/weftrun/events.cc \
+	tools/weftrun/pmix_glue.hpp tools/weftrun/pmix_glue.cc \
+	tools/weftrun/rank_env.hpp tools/weftrun/rank_env.cc \
+	tools/weftrun/spawn.hpp tools/weftrun/spawn.cc \
+	tools/weftrun/limits.hpp tools/weftrun/limits.cc \
+	tools/weftrun/output.hpp tools/weftrun/output.cc \
+	tools/weftrun/signals.hpp tools/weftrun/signals.cc \
+	tools/weftrun/judge.hpp tools/weftrun/judge.cc \
+	tools/weftrun/launcher.hpp tools/weftrun/launcher.cc \
+	tools/weftrun/launcher_loop.cc
+weftrun_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools $(HWLOC_CFLAGS) $(PMIX_CFLAGS)
 weftrun_LDADD = $(HWLOC_LIBS) $(PMIX_LIBS) -lpthread
 dist_man_MANS += contrib/man/weftrun.1
