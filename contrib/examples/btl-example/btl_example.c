@@ -33,41 +33,41 @@
 #include <weft/btl.h>
 
 enum {
-    FRAME_HEADER = 8,             /* am_id, kind, 2 zero bytes, sender rank */
-    MAX_SEND = 32 * 1024,         /* payload of one datagram */
-    MAX_IOV = 15,                 /* user pieces of one send (plus our header) */
-    KIND_DATA = 0,                /* an active message */
-    KIND_BYE = 1,                 /* the sender disconnected this endpoint */
-    RECV_BATCH = 64               /* frames one progress() call delivers at most */
+    FRAME_HEADER = 8,     /* am_id, kind, 2 zero bytes, sender rank */
+    MAX_SEND = 32 * 1024, /* payload of one datagram */
+    MAX_IOV = 15,         /* user pieces of one send (plus our header) */
+    KIND_DATA = 0,        /* an active message */
+    KIND_BYE = 1,         /* the sender disconnected this endpoint */
+    RECV_BATCH = 64       /* frames one progress() call delivers at most */
 };
 
 /* An endpoint. The C struct the runtime sees comes first, so the pointer
  * we hand out converts back to ours. */
 struct example_ep {
     weft_btl_endpoint_t c;
-    struct sockaddr_un peer;      /* the peer's socket: its card */
+    struct sockaddr_un peer; /* the peer's socket: its card */
     socklen_t peer_len;
-    int report;                   /* a state progress() still owes the runtime, or -1 */
-    char reason[128];             /* why, for FAILED */
-    int closing;                  /* disconnect() was called: takes nothing new */
+    int report;       /* a state progress() still owes the runtime, or -1 */
+    char reason[128]; /* why, for FAILED */
+    int closing;      /* disconnect() was called: takes nothing new */
     struct example_ep *next;
 };
 
 struct example_module {
-    weft_btl_module_t c;          /* first, as for endpoints */
+    weft_btl_module_t c; /* first, as for endpoints */
     const weft_host_t *host;
     int fd;
     struct sockaddr_un self;
     socklen_t self_len;
-    struct example_ep *eps;       /* a list: a real btl would index by rank */
-    int in_progress;              /* set while progress() makes upcalls */
-    unsigned long dropped;        /* frames refused (bad sender, bad size) */
+    struct example_ep *eps; /* a list: a real btl would index by rank */
+    int in_progress;        /* set while progress() makes upcalls */
+    unsigned long dropped;  /* frames refused (bad sender, bad size) */
     unsigned char frame[FRAME_HEADER + MAX_SEND];
 };
 
 static const weft_btl_module_ops_t example_ops;
 extern WEFT_EXPORT const weft_btl_component_t weft_btl_example_component;
-static struct example_module *the_module;   /* the one module of this process */
+static struct example_module *the_module; /* the one module of this process */
 
 static const weft_component_t *self(void) { return &weft_btl_example_component.base; }
 
@@ -133,7 +133,7 @@ static int example_init(const weft_host_t *host, weft_btl_module_t **modules, in
         .bandwidth_mbs = 2000.0,
         .eager_limit = 16 * 1024,
         .max_send = MAX_SEND,
-        .exclusivity = WEFT_BTL_EXCLUSIVITY_LOW,   /* never displaces a real transport */
+        .exclusivity = WEFT_BTL_EXCLUSIVITY_LOW, /* never displaces a real transport */
         .flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_FD,
         .priority = (int)priority,
     };
@@ -175,8 +175,9 @@ static int card_to_address(const void *card, size_t len, struct sockaddr_un *add
     return WEFT_SUCCESS;
 }
 
-static struct example_ep *new_endpoint(struct example_module *m, uint32_t rank, const struct sockaddr_un *peer,
-                                       socklen_t peer_len, weft_btl_ep_state_t state)
+static struct example_ep *new_endpoint(struct example_module *m, uint32_t rank,
+                                       const struct sockaddr_un *peer, socklen_t peer_len,
+                                       weft_btl_ep_state_t state)
 {
     struct example_ep *e = calloc(1, sizeof *e);
     if (!e)
@@ -260,16 +261,18 @@ static int send_frame(struct example_ep *e, uint8_t am_id, uint8_t kind, const s
     struct example_module *m = (struct example_module *)e->c.module;
     unsigned char header[FRAME_HEADER] = {am_id, kind, 0, 0};
     const uint32_t me = m->c.process ? m->c.process->rank : 0;
-    memcpy(header + 4, &me, sizeof me);   /* same node: host byte order */
+    memcpy(header + 4, &me, sizeof me); /* same node: host byte order */
     struct iovec pieces[MAX_IOV + 1] = {{header, sizeof header}};
     for (int i = 0; i < iovcnt; ++i)
         pieces[i + 1] = iov[i];
-    struct msghdr msg = {.msg_name = &e->peer, .msg_namelen = e->peer_len, .msg_iov = pieces,
+    struct msghdr msg = {.msg_name = &e->peer,
+                         .msg_namelen = e->peer_len,
+                         .msg_iov = pieces,
                          .msg_iovlen = (size_t)iovcnt + 1};
     if (sendmsg(m->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
         return WEFT_SUCCESS;
     if (errno == EAGAIN || errno == EWOULDBLOCK)
-        return WEFT_ERR_AGAIN;   /* the peer's queue is full: it frees up as the peer progresses */
+        return WEFT_ERR_AGAIN; /* the peer's queue is full: it frees up as the peer progresses */
     /* ECONNREFUSED, ENOENT: nobody has the name any more, the peer is gone. */
     char reason[96];
     snprintf(reason, sizeof reason, "sending to rank %u failed: %s", e->c.peer_rank, strerror(errno));
@@ -284,7 +287,7 @@ static int op_send(weft_btl_endpoint_t *ep, uint8_t am_id, const struct iovec *i
     if (!e || iovcnt < 0 || iovcnt > MAX_IOV || (iovcnt > 0 && !iov))
         return WEFT_ERR_BAD_PARAM;
     if (e->closing)
-        return WEFT_ERR_BAD_PARAM;   /* disconnected or failed: never AGAIN */
+        return WEFT_ERR_BAD_PARAM; /* disconnected or failed: never AGAIN */
     size_t total = 0;
     for (int i = 0; i < iovcnt; ++i) {
         if (!iov[i].iov_base && iov[i].iov_len > 0)
@@ -292,7 +295,7 @@ static int op_send(weft_btl_endpoint_t *ep, uint8_t am_id, const struct iovec *i
         total += iov[i].iov_len;
     }
     if (total > MAX_SEND)
-        return WEFT_ERR_BAD_PARAM;   /* caps.max_send says so; checked before anything is sent */
+        return WEFT_ERR_BAD_PARAM; /* caps.max_send says so; checked before anything is sent */
     return send_frame(e, am_id, KIND_DATA, iov, iovcnt);
 }
 
@@ -303,7 +306,7 @@ static int op_disconnect(weft_btl_endpoint_t *ep)
     struct example_ep *e = ep_of(ep);
     if (!e || e->closing)
         return WEFT_ERR_BAD_PARAM;
-    send_frame(e, 0, KIND_BYE, NULL, 0);   /* best effort: a peer that is gone needs no BYE */
+    send_frame(e, 0, KIND_BYE, NULL, 0); /* best effort: a peer that is gone needs no BYE */
     e->closing = 1;
     owe_state(e, WEFT_BTL_EP_CLOSED, NULL);
     return WEFT_SUCCESS;
@@ -346,7 +349,7 @@ static int deliver_reports(struct example_module *m)
         m->c.upcalls.state(m->c.upcalls.ctx, &e->c, state,
                            state == WEFT_BTL_EP_FAILED ? WEFT_ERR_UNREACHABLE : WEFT_SUCCESS, e->reason);
         if (state == WEFT_BTL_EP_FAILED || state == WEFT_BTL_EP_CLOSED)
-            forget_endpoint(m, e);   /* after the upcall, as btl.h promises */
+            forget_endpoint(m, e); /* after the upcall, as btl.h promises */
     }
     return events;
 }
@@ -368,9 +371,9 @@ static enum frame_verdict sender_endpoint(struct example_module *m, uint32_t ran
         return e->closing ? FRAME_IGNORE : FRAME_TAKE;
     }
     if (kind == KIND_BYE)
-        return FRAME_IGNORE;   /* for an endpoint this side closed and freed already */
+        return FRAME_IGNORE; /* for an endpoint this side closed and freed already */
     if (kind != KIND_DATA || !m->c.process)
-        return FRAME_DROP;     /* without a job there is nobody to check a stranger against */
+        return FRAME_DROP; /* without a job there is nobody to check a stranger against */
     /* A rank we have no endpoint for yet: its card, from the modex, must be
      * the name the frame came from. */
     unsigned char card[sizeof from->sun_path];
@@ -400,7 +403,7 @@ static int op_progress(weft_btl_module_t *mod)
     if (!m)
         return WEFT_ERR_BAD_PARAM;
     if (m->in_progress)
-        return 0;   /* called from inside an upcall: upcalls are never re-entered */
+        return 0; /* called from inside an upcall: upcalls are never re-entered */
     m->in_progress = 1;
     int events = deliver_reports(m);
     for (int n = 0; n < RECV_BATCH; ++n) {
@@ -409,7 +412,7 @@ static int op_progress(weft_btl_module_t *mod)
         ssize_t got = recvfrom(m->fd, m->frame, sizeof m->frame, MSG_DONTWAIT | MSG_TRUNC,
                                (struct sockaddr *)&from, &from_len);
         if (got < 0)
-            break;   /* EAGAIN: nothing more now */
+            break; /* EAGAIN: nothing more now */
         uint32_t rank;
         memcpy(&rank, m->frame + 4, sizeof rank);
         struct example_ep *e = NULL;
@@ -422,7 +425,8 @@ static int op_progress(weft_btl_module_t *mod)
             if (m->dropped++ == 0)
                 m->host->log(self(), WEFT_LOG_WARN,
                              "dropped a frame of %zd bytes claiming rank %u: not from that rank's socket, "
-                             "or malformed (further drops are counted, not logged)", got, rank);
+                             "or malformed (further drops are counted, not logged)",
+                             got, rank);
             continue;
         }
         ++events;
@@ -434,7 +438,7 @@ static int op_progress(weft_btl_module_t *mod)
                               (size_t)got - FRAME_HEADER);
         }
     }
-    events += deliver_reports(m);   /* CLOSED after the frames before the BYE */
+    events += deliver_reports(m); /* CLOSED after the frames before the BYE */
     m->in_progress = 0;
     return events;
 }
@@ -447,7 +451,7 @@ static int op_finalize(weft_btl_module_t *mod)
     while (m->eps) {
         struct example_ep *e = m->eps;
         m->eps = e->next;
-        free(e);   /* no upcalls: the runtime is done with the module */
+        free(e); /* no upcalls: the runtime is done with the module */
     }
     if (m->dropped > 0)
         m->host->log(self(), WEFT_LOG_INFO, "%lu frames dropped", m->dropped);
@@ -504,8 +508,8 @@ static int example_component_finalize(const weft_host_t *host)
  * named weft_<framework>_<name>.so. The loader checks the header (magic,
  * ABI, size, names) before calling anything. */
 WEFT_EXPORT const weft_btl_component_t weft_btl_example_component = {
-    .base = {WEFT_COMPONENT_HEADER(weft_btl_component_t, "btl", "example", 1, 0, 0),
-             .open = example_open, .query = example_query, .finalize = example_component_finalize},
+    .base = {WEFT_COMPONENT_HEADER(weft_btl_component_t, "btl", "example", 1, 0, 0), .open = example_open,
+             .query = example_query, .finalize = example_component_finalize},
     .init = example_init,
     .start_connect = example_start_connect,
 };
