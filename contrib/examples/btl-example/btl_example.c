@@ -33,12 +33,12 @@
 #include <weft/btl.h>
 
 enum {
-    FRAME_HEADER = 8,     /* am_id, kind, 2 zero bytes, sender rank */
-    MAX_SEND = 32 * 1024, /* payload of one datagram */
-    MAX_IOV = 15,         /* user pieces of one send (plus our header) */
-    KIND_DATA = 0,        /* an active message */
-    KIND_BYE = 1,         /* the sender disconnected this endpoint */
-    RECV_BATCH = 64       /* frames one progress() call delivers at most */
+    FRAME_HEADER = 8,      /* am_id, kind, 2 zero bytes, sender rank */
+    MAX_SEND = 256 * 1024, /* payload of one datagram, if the send buffer allows */
+    MAX_IOV = 15,          /* user pieces of one send (plus our header) */
+    KIND_DATA = 0,         /* an active message */
+    KIND_BYE = 1,          /* the sender disconnected this endpoint */
+    RECV_BATCH = 64        /* frames one progress() call delivers at most */
 };
 
 /* An endpoint. The C struct the runtime sees comes first, so the pointer
@@ -62,6 +62,7 @@ struct example_module {
     struct example_ep *eps; /* a list: a real btl would index by rank */
     int in_progress;        /* set while progress() makes upcalls */
     unsigned long dropped;  /* frames refused (bad sender, bad size) */
+    size_t max_send;        /* MAX_SEND, or less where the send buffer is smaller */
     unsigned char frame[FRAME_HEADER + MAX_SEND];
 };
 
@@ -122,6 +123,16 @@ static int example_init(const weft_host_t *host, weft_btl_module_t **modules, in
         free(m);
         return WEFT_ERR_NOT_AVAILABLE;
     }
+    /* The kernel refuses a datagram longer than the send buffer (less 32
+     * bytes), so ask for a large buffer and take what it grants. */
+    int sndbuf = 1 << 20;
+    socklen_t optlen = sizeof sndbuf;
+    setsockopt(m->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    if (getsockopt(m->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &optlen) != 0 || sndbuf < 4096)
+        sndbuf = 4096;
+    m->max_send = (size_t)sndbuf - 64 - FRAME_HEADER;
+    if (m->max_send > MAX_SEND)
+        m->max_send = MAX_SEND;
     int64_t priority = 10;
     host->param_get_int("btl_example_priority", &priority);
     m->c.size = sizeof m->c;
@@ -131,8 +142,8 @@ static int example_init(const weft_host_t *host, weft_btl_module_t **modules, in
         .size = sizeof(weft_btl_caps_t),
         .latency_us = 5.0,
         .bandwidth_mbs = 2000.0,
-        .eager_limit = 16 * 1024,
-        .max_send = MAX_SEND,
+        .eager_limit = m->max_send < 16 * 1024 ? m->max_send : 16 * 1024,
+        .max_send = m->max_send,
         .exclusivity = WEFT_BTL_EXCLUSIVITY_LOW, /* never displaces a real transport */
         .flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_FD,
         .priority = (int)priority,
@@ -294,7 +305,7 @@ static int op_send(weft_btl_endpoint_t *ep, uint8_t am_id, const struct iovec *i
             return WEFT_ERR_BAD_PARAM;
         total += iov[i].iov_len;
     }
-    if (total > MAX_SEND)
+    if (total > ((struct example_module *)ep->module)->max_send)
         return WEFT_ERR_BAD_PARAM; /* caps.max_send says so; checked before anything is sent */
     return send_frame(e, am_id, KIND_DATA, iov, iovcnt);
 }
@@ -486,8 +497,11 @@ static int example_start_connect(weft_btl_module_t *mod, const weft_btl_peer_t *
     if (!endpoint)
         return WEFT_ERR_BAD_PARAM;
     *endpoint = NULL;
-    if (!m || !peer || card_to_address(peer->card, peer->card_len, &addr, &len) != WEFT_SUCCESS)
+    if (!m || !peer)
         return WEFT_ERR_BAD_PARAM;
+    if (peer->peer_class == WEFT_PEER_OTHER_NODE ||
+        card_to_address(peer->card, peer->card_len, &addr, &len) != WEFT_SUCCESS)
+        return WEFT_ERR_UNREACHABLE; /* what reachable() said no to */
     /* Datagrams need no connection, but the runtime learns of CONNECTED
      * from progress(), like any other transport's. */
     struct example_ep *e = new_endpoint(m, peer->rank, &addr, len, WEFT_BTL_EP_CONNECTING);
