@@ -1,8 +1,7 @@
-# runtime/: process runtime and tools. The runtime itself (runtime/rte) is
-# part of libweft; weft_info lives in runtime/info, weftrun (the launcher)
-# in runtime/weftrun.
+# runtime/: the progress loop (runtime/progress), the messaging engine
+# (runtime/engine) and the process runtime (runtime/rte), all part of
+# libweft; each layer uses only those before it. The programs weftrun and
+# weft_info live in tools/.
 include $(srcdir)/runtime/progress/local.mk
 include $(srcdir)/runtime/rte/local.mk
 include $(srcdir)/runtime/engine/local.mk
-include $(srcdir)/runtime/info/local.mk
-include $(srcdir)/runtime/weftrun/local.mk

@@ -128,10 +128,11 @@ TEST_F(Engine, ContextsPastTheShortFramesRangeStayApart)
     for (bool posted : {false, true}) {
         std::vector<int> got(std::size(contexts), -1);
         std::vector<weft_request_t> reqs(std::size(contexts));
-        if (posted)
+        if (posted) {
             for (size_t i = 0; i < std::size(contexts); ++i)
                 ASSERT_EQ(weft_irecv_ctx(&got[i], sizeof(int), 0, tag, contexts[i], &reqs[i]), WEFT_SUCCESS)
                     << weft_error_message();
+        }
         for (size_t i = std::size(contexts); i-- > 0;) {   // sent in the reverse order
             const int v = static_cast<int>(i) + 10;
             ASSERT_EQ(weft_send_ctx(&v, sizeof v, 0, tag, contexts[i]), WEFT_SUCCESS) << weft_error_message();
@@ -145,8 +146,9 @@ TEST_F(Engine, ContextsPastTheShortFramesRangeStayApart)
         EXPECT_EQ(flag, 0);
         for (size_t i = 0; i < std::size(contexts); ++i) {
             weft_msg_status_t st;
-            if (!posted)
+            if (!posted) {
                 ASSERT_EQ(weft_irecv_ctx(&got[i], sizeof(int), 0, tag, contexts[i], &reqs[i]), WEFT_SUCCESS);
+            }
             // Bounded: a message lost to the wrong context must fail the test, not hang it.
             int done = 0;
             for (int poll = 0; poll < 100000 && !done; ++poll)

@@ -925,7 +925,6 @@ TEST_P(BtlPeerConformance, IovecPiecesArriveConcatenated)
         std::vector<iovec> iov;
         for (auto &p : pieces)
             iov.push_back({p.data(), p.size()});
-        const auto *ops = ep->module->ops;
         if (h.retry_on_again([&] { return weft_btl_send(ep, 9, iov.data(), static_cast<int>(iov.size())); }) != 0 ||
             h.retry_on_again([&] { return weft_btl_send(ep, 10, nullptr, 0); }) != 0)
             return me + ": send failed";
@@ -1068,7 +1067,6 @@ TEST_P(BtlPeerConformance, DisconnectDeliversFirstThenCloses)
         weft_btl_endpoint_t *ep = nullptr;
         if (std::string err = connect_peer(ctx, &ep); !err.empty())
             return err;
-        const auto *ops = ep->module->ops;
         const auto before = pattern(200000, 9);
         if (ctx.side == Side::parent) {
             if (send_bytes(h, ep, 1, before) != WEFT_SUCCESS || weft_btl_disconnect(ep) != WEFT_SUCCESS)
@@ -1151,7 +1149,6 @@ TEST_P(BtlPeerConformance, FinalizeWithPendingWorkNeitherHangsNorCallsBack)
         if (std::string err = connect_peer(ctx, &ep); !err.empty())
             return err;
         if (ctx.side == Side::parent) {
-            const auto *ops = ep->module->ops;
             for (uint32_t i = 0; i < 100; ++i) {
                 iovec iov{&i, sizeof i};
                 weft_btl_send(ep, 2, &iov, 1);

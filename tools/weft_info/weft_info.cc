@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "info/info.hpp"
+#include "weft_info/info.hpp"
 #include "rte/runtime.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 // weft_info --explain: the transport choice for this host, per peer class,
 // in the three output formats.
-#include "info/info.hpp"
-#include "info/json.hpp"
+#include "weft_info/info.hpp"
+#include "weft_info/json.hpp"
 
 namespace weft::info {
 

@@ -1,5 +1,5 @@
 // The JSON writer of weft_info (see json.hpp).
-#include "info/json.hpp"
+#include "weft_info/json.hpp"
 
 #include <cstdio>
 

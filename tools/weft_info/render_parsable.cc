@@ -27,7 +27,7 @@
 // The core groups use framework "mca" and "topology" with component "base".
 // Free text (values, help, reasons, paths) is always the last field, so it
 // may contain colons; newlines in it become spaces.
-#include "info/info.hpp"
+#include "weft_info/info.hpp"
 
 namespace weft::info {
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "info/info.hpp"
+#include "weft_info/info.hpp"
 #include "core/strings.hpp"
 #include "rte/runtime.hpp"
 

@@ -1,6 +1,6 @@
 // weft_info's human-readable form, laid out like ompi_info: a right-aligned
 // label, a colon, and the value wrapped under itself at 79 columns.
-#include "info/info.hpp"
+#include "weft_info/info.hpp"
 #include "core/strings.hpp"
 
 namespace weft::info {

@@ -5,8 +5,8 @@
 //   "params"                       [{framework, component, name, value, source, ...}]
 //   "failed"                       [component, ...] (--show-failed)
 //   "topology"                     {...} (--topology)
-#include "info/info.hpp"
-#include "info/json.hpp"
+#include "weft_info/info.hpp"
+#include "weft_info/json.hpp"
 
 namespace weft::info {
 namespace {
