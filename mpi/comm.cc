@@ -164,7 +164,12 @@ int PMPI_Comm_dup(MPI_Comm h, MPI_Comm *out)
     if (int rc = agree_context(*c, &ctx))
         return comm_error(c, class_of(rc), "MPI_Comm_dup", weft_why(rc));
     Comm *parent = comm(h);
-    *out = make_comm(parent->world, ctx, parent, "");
+    const MPI_Comm dup = make_comm(parent->world, ctx, parent, "");
+    if (int rc = attrs_copy(AttrKind::Comm, h, dup)) {
+        g_comms.remove(dup);
+        return comm_error(parent, rc, "MPI_Comm_dup", "an attribute's copy callback returned error " + std::to_string(rc));
+    }
+    *out = dup;
     return MPI_SUCCESS;
 }
 
@@ -241,6 +246,10 @@ int PMPI_Comm_free(MPI_Comm *h)
                           "MPI_COMM_WORLD and MPI_COMM_SELF are predefined and cannot be freed");
     if (!comm(*h))
         return comm_error(nullptr, MPI_ERR_COMM, "MPI_Comm_free", "not a communicator");
+    if (int rc = attrs_delete_all(AttrKind::Comm, *h))
+        return comm_error(comm(*h), rc, "MPI_Comm_free",
+                          "an attribute's delete callback returned error " + std::to_string(rc) +
+                              " (the communicator is not freed)");
     // Operations still pending on it keep the context in their messages;
     // nothing else refers to the object.
     g_comms.remove(*h);
@@ -285,29 +294,6 @@ int PMPI_Comm_test_inter(MPI_Comm h, int *flag)
     if (!flag)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
     *flag = 0;
-    return MPI_SUCCESS;
-}
-
-WEFT_MPI_WEAK(Comm_get_attr)
-int PMPI_Comm_get_attr(MPI_Comm h, int keyval, void *value, int *flag)
-{
-    COMM_OR_RETURN("MPI_Comm_get_attr", h, c);
-    if (!value || !flag)
-        return comm_error(c, MPI_ERR_ARG, "MPI_Comm_get_attr", "attribute_val and flag must not be NULL");
-    static int tag_ub = 0x7fffffff, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0;
-    int *p = nullptr;
-    switch (keyval) {
-    case MPI_TAG_UB: p = &tag_ub; break;
-    case MPI_HOST: p = &host; break;
-    case MPI_IO: p = &io; break;
-    case MPI_WTIME_IS_GLOBAL: p = &wtime_global; break;
-    default:
-        return comm_error(c, MPI_ERR_ARG, "MPI_Comm_get_attr",
-                          "keyval " + std::to_string(keyval) + " is not a predefined attribute (the subset has "
-                                                              "MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL)");
-    }
-    *static_cast<int **>(value) = p;
-    *flag = 1;
     return MPI_SUCCESS;
 }
 

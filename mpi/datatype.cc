@@ -459,7 +459,14 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     auto t = std::make_unique<Datatype>(*old);
     t->predefined = false;
     t->committed = old->committed;
-    return finish_type(std::move(t), *old, newtype);
+    if (int frc = finish_type(std::move(t), *old, newtype))
+        return frc;
+    if (int arc = attrs_copy(AttrKind::Type, oldtype, *newtype)) {
+        types().derived.remove(*newtype);
+        *newtype = MPI_DATATYPE_NULL;
+        return type_error("MPI_Type_dup", arc, "an attribute's copy callback returned error " + std::to_string(arc));
+    }
+    return MPI_SUCCESS;
 }
 
 WEFT_MPI_WEAK(Type_commit)
@@ -484,6 +491,10 @@ int PMPI_Type_free(MPI_Datatype *datatype_)
         return type_error("MPI_Type_free", MPI_ERR_TYPE, "not a datatype");
     if (t->predefined)
         return type_error("MPI_Type_free", MPI_ERR_TYPE, t->name + " is predefined and cannot be freed");
+    if (int arc = attrs_delete_all(AttrKind::Type, *datatype_))
+        return type_error("MPI_Type_free", arc,
+                          "an attribute's delete callback returned error " + std::to_string(arc) +
+                              " (the datatype is not freed)");
     // Types are flattened when built, so freeing one never affects types
     // made from it. A pending operation keeps its handle (see Request).
     types().derived.remove(*datatype_);

@@ -57,6 +57,7 @@ const char *class_words(int cls)
     case MPI_ERR_INFO: return "MPI_ERR_INFO: invalid info object";
     case MPI_ERR_NOT_SUPPORTED: return "MPI_ERR_NOT_SUPPORTED: not supported by weft's MPI subset";
     case MPI_ERR_PROC_FAILED: return "MPI_ERR_PROC_FAILED: a peer process failed or cannot be reached";
+    case MPI_ERR_KEYVAL: return "MPI_ERR_KEYVAL: invalid attribute key";
     default: return nullptr;
     }
 }

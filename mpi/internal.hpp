@@ -366,4 +366,20 @@ int barrier(const Comm &c);
 void windows_finalize();
 void comms_finalize();
 
+// ---------------------------------------------------------------- attributes (attr.cc)
+
+// The objects attributes are cached on; a keyval belongs to one kind.
+enum class AttrKind : uint8_t { Comm, Win, Type };
+// MPI_Comm_dup / MPI_Type_dup: copies the attributes of from whose copy
+// callback says so onto to. MPI_SUCCESS, or the class a callback returned
+// (the copies made so far are deleted again).
+int attrs_copy(AttrKind kind, int from, int to);
+// Before an object is freed: deletes its attributes, calling their delete
+// callbacks. MPI_SUCCESS, or the class a callback returned (the object
+// must then stay).
+int attrs_delete_all(AttrKind kind, int handle);
+// MPI_Finalize's first step: MPI_COMM_SELF's and then MPI_COMM_WORLD's
+// attributes are deleted while MPI still works (MPI-3.1 8.7.1).
+void attrs_at_finalize();
+
 } // namespace weft::mpi

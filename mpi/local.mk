@@ -22,7 +22,7 @@ libweft_mpi_la_SOURCES +=
 libweft_mpi_la_SOURCES +=
 
 # Communicators, groups, topologies, neighbourhood collectives, attributes:
-libweft_mpi_la_SOURCES +=
+libweft_mpi_la_SOURCES += mpi/attr.cc
 
 # One-sided communication:
 libweft_mpi_la_SOURCES +=

@@ -142,6 +142,22 @@ typedef struct MPI_Status {
 #define MPI_HOST 2
 #define MPI_IO 3
 #define MPI_WTIME_IS_GLOBAL 4
+#define MPI_APPNUM 5
+#define MPI_UNIVERSE_SIZE 6
+#define MPI_LASTUSEDCODE 7
+/* ... and MPI_Win_get_attr on every window. */
+#define MPI_WIN_BASE 8
+#define MPI_WIN_SIZE 9
+#define MPI_WIN_DISP_UNIT 10
+#define MPI_WIN_CREATE_FLAVOR 11
+#define MPI_WIN_MODEL 12
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
+#define MPI_KEYVAL_INVALID 0
 
 /* One-sided. */
 #define MPI_LOCK_EXCLUSIVE 1
@@ -185,7 +201,8 @@ typedef struct MPI_Status {
 #define MPI_ERR_INFO 29
 #define MPI_ERR_NOT_SUPPORTED 30   /* weft: a request outside the subset (e.g. MPI_THREAD_MULTIPLE) */
 #define MPI_ERR_PROC_FAILED 31     /* weft: the peer process died or became unreachable */
-#define MPI_ERR_LASTCODE 31
+#define MPI_ERR_KEYVAL 32          /* an attribute key that is invalid or of another object kind */
+#define MPI_ERR_LASTCODE 32
 
 typedef void MPI_Comm_errhandler_function(MPI_Comm *, int *, ...);
 typedef void MPI_Win_errhandler_function(MPI_Win *, int *, ...);
@@ -236,6 +253,59 @@ int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]);
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
 int MPI_Group_free(MPI_Group *group);
+
+/* ---- attribute caching on communicators, windows and datatypes ---- */
+typedef int MPI_Comm_copy_attr_function(MPI_Comm, int, void *, void *, void *, int *);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm, int, void *, void *);
+typedef int MPI_Win_copy_attr_function(MPI_Win, int, void *, void *, void *, int *);
+typedef int MPI_Win_delete_attr_function(MPI_Win, int, void *, void *);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype, int, void *, void *, void *, int *);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype, int, void *, void *);
+typedef int MPI_Copy_function(MPI_Comm, int, void *, void *, void *, int *);
+typedef int MPI_Delete_function(MPI_Comm, int, void *, void *);
+/* The predefined callbacks: NULL_COPY copies nothing, DUP copies the
+ * value, NULL_DELETE does nothing. Handles are all int, so one function
+ * serves the communicator, window, datatype and MPI-1 forms. */
+int weft_mpi_null_copy_fn(int, int, void *, void *, void *, int *);
+int weft_mpi_dup_fn(int, int, void *, void *, void *, int *);
+int weft_mpi_null_delete_fn(int, int, void *, void *);
+#define MPI_COMM_NULL_COPY_FN weft_mpi_null_copy_fn
+#define MPI_COMM_DUP_FN weft_mpi_dup_fn
+#define MPI_COMM_NULL_DELETE_FN weft_mpi_null_delete_fn
+#define MPI_WIN_NULL_COPY_FN weft_mpi_null_copy_fn
+#define MPI_WIN_DUP_FN weft_mpi_dup_fn
+#define MPI_WIN_NULL_DELETE_FN weft_mpi_null_delete_fn
+#define MPI_TYPE_NULL_COPY_FN weft_mpi_null_copy_fn
+#define MPI_TYPE_DUP_FN weft_mpi_dup_fn
+#define MPI_TYPE_NULL_DELETE_FN weft_mpi_null_delete_fn
+#define MPI_NULL_COPY_FN weft_mpi_null_copy_fn
+#define MPI_DUP_FN weft_mpi_dup_fn
+#define MPI_NULL_DELETE_FN weft_mpi_null_delete_fn
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                           void *extra_state);
+int MPI_Comm_free_keyval(int *comm_keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state);
+int MPI_Win_free_keyval(int *win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                           void *extra_state);
+int MPI_Type_free_keyval(int *type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+/* The MPI-1 names (deprecated, still called by old codes). */
+int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state);
+int MPI_Keyval_free(int *keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
 
 /* ---- point-to-point ---- */
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);

@@ -111,6 +111,11 @@ EXTRA_DIST += tests/mpi/suite.sh tests/mpi/wrapper.sh tests/mpi/pmpi.sh tests/mp
 # Collectives:
 
 # Communicators, topologies, attributes:
+check_PROGRAMS += tests/mpi/attr
+tests_mpi_attr_SOURCES = tests/mpi/attr.c tests/mpi/mtest.h
+tests_mpi_attr_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_attr_LDADD = libweft_mpi.la libweft.la
+tests_mpi_attr_LDFLAGS = $(mpi_test_ldflags)
 
 # One-sided:
 

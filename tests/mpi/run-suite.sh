@@ -45,6 +45,7 @@ pmpi_count       1
 # (collectives)
 
 # (communicators, topologies, attributes)
+attr             1
 
 # (one-sided)
 "
