@@ -169,6 +169,13 @@ struct Comm {
     std::vector<int> local;        // job rank -> comm rank (-1: not a member); empty: identity
     MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
     std::string name;
+    // An intercommunicator: world, size and local are the remote group's
+    // (what point-to-point addresses); rank and local_world are the local
+    // group's, and local_comm is an intracommunicator over the local group
+    // (for agreeing on contexts).
+    bool inter = false;
+    std::vector<uint32_t> local_world;
+    MPI_Comm local_comm = MPI_COMM_NULL;
 
     uint32_t to_world(int r) const { return world[r]; }
     int from_world(uint32_t w) const
@@ -180,6 +187,13 @@ struct Comm {
     uint32_t coll_context() const { return context + 1; }
 };
 
+Group *group(MPI_Group h);   // null: not a group (MPI_GROUP_EMPTY is one)
+// The new context and communicator of MPI_Comm_dup on an intercommunicator
+// (comm_inter.cc); a weft status.
+int intercomm_dup(Comm &c, MPI_Comm *out);
+// Frees a communicator's object (and an intercommunicator's local one), attributes already gone.
+void free_comm(MPI_Comm *h);
+
 extern Table<Comm> g_comms;
 inline Comm *comm(MPI_Comm h) { return g_comms.get(h); }
 MPI_Group make_group(std::vector<uint32_t> world);
@@ -188,6 +202,13 @@ MPI_Group make_group(std::vector<uint32_t> world);
 MPI_Comm make_comm(std::vector<uint32_t> world, uint32_t context, const Comm *parent, const std::string &name);
 // Agrees on a fresh context pair with every member of c (collective over c).
 int agree_context(Comm &c, uint32_t *context);
+// The same with its messages under tag on c's collective context (c may be
+// a temporary over a subgroup, as in MPI_Comm_create_group).
+int agree_context_tagged(Comm &c, uint32_t *context, int tag);
+// A context pair agreed some other way (intercommunicators): never handed out again here.
+void reserve_context(uint32_t context);
+// Allgather of n-byte records over c under tag (communicator creation).
+int allgather_bytes(const Comm &c, const void *mine, size_t n, std::byte *all, int tag);
 
 // ---------------------------------------------------------------- errors
 

@@ -159,6 +159,9 @@ typedef struct MPI_Status {
 #define MPI_WIN_UNIFIED 2
 #define MPI_KEYVAL_INVALID 0
 
+/* Communicator kinds (MPI_Comm_split_type). */
+#define MPI_COMM_TYPE_SHARED 1
+
 /* One-sided. */
 #define MPI_LOCK_EXCLUSIVE 1
 #define MPI_LOCK_SHARED 2
@@ -253,6 +256,17 @@ int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]);
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
 int MPI_Group_free(MPI_Group *group);
+
+/* ---- communicators: more constructors, intercommunicators ---- */
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                         MPI_Comm *newintercomm);
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
 
 /* ---- attribute caching on communicators, windows and datatypes ---- */
 typedef int MPI_Comm_copy_attr_function(MPI_Comm, int, void *, void *, void *, int *);

@@ -46,6 +46,8 @@ pmpi_count       1
 
 # (communicators, topologies, attributes)
 attr             1
+comm_more        1
+intercomm        1
 
 # (one-sided)
 "
