@@ -408,7 +408,10 @@ WEFT_MPI_WEAK(Win_free_keyval)
 int PMPI_Win_free_keyval(int *kv) { return free_keyval(AttrKind::Win, kv, "MPI_Win_free_keyval"); }
 
 WEFT_MPI_WEAK(Win_set_attr)
-int PMPI_Win_set_attr(MPI_Win h, int kv, void *value) { return set_attr(AttrKind::Win, h, kv, value, "MPI_Win_set_attr"); }
+int PMPI_Win_set_attr(MPI_Win h, int kv, void *value)
+{
+    return set_attr(AttrKind::Win, h, kv, value, "MPI_Win_set_attr");
+}
 
 WEFT_MPI_WEAK(Win_get_attr)
 int PMPI_Win_get_attr(MPI_Win h, int kv, void *value, int *flag)

@@ -126,6 +126,24 @@ int agree_context_tagged(Comm &c, uint32_t *context, int tag)
     return WEFT_SUCCESS;
 }
 
+Comm *comm_of_kind(MPI_Comm h, bool inter, const char *fn, int *rc)
+{
+    Comm *c = comm(h);
+    if (!c) {
+        *rc = comm_error(nullptr, MPI_ERR_COMM, fn,
+                         h == MPI_COMM_NULL ? std::string("the communicator is MPI_COMM_NULL")
+                                            : "communicator " + std::to_string(h) + " is not valid (freed?)");
+        return nullptr;
+    }
+    if (c->inter != inter) {
+        *rc = comm_error(c, MPI_ERR_COMM, fn,
+                         inter ? "the communicator is not an intercommunicator"
+                               : "the communicator is an intercommunicator, and this call needs an intracommunicator");
+        return nullptr;
+    }
+    return c;
+}
+
 void free_comm(MPI_Comm *h)
 {
     // Operations still pending on it keep the context in their messages;
@@ -186,10 +204,12 @@ int PMPI_Comm_dup(MPI_Comm h, MPI_Comm *out)
         dup = make_comm(parent->world, ctx, parent, "");
     }
     Comm *parent = comm(h);
+    comm(dup)->topo = parent->topo;
     if (int rc = attrs_copy(AttrKind::Comm, h, dup)) {
         MPI_Comm gone = dup;
         free_comm(&gone);
-        return comm_error(parent, rc, "MPI_Comm_dup", "an attribute's copy callback returned error " + std::to_string(rc));
+        return comm_error(parent, rc, "MPI_Comm_dup",
+                          "an attribute's copy callback returned error " + std::to_string(rc));
     }
     *out = dup;
     return MPI_SUCCESS;

@@ -77,13 +77,7 @@ int agree_across(Comm &ic, uint32_t *ctx, const void *mine, void *theirs, size_t
 
 int inter_error(Comm *c, int cls, const char *fn, const std::string &why) { return raise(c, cls, fn, why); }
 
-#define INTER_OR_RETURN(fn, h, p)                                                                  \
-    MPI_NEED_INIT(fn);                                                                             \
-    Comm *p = comm(h);                                                                             \
-    if (!p)                                                                                        \
-        return inter_error(nullptr, MPI_ERR_COMM, fn, "communicator " + std::to_string(h) + " is not valid"); \
-    if (!p->inter)                                                                                 \
-    return inter_error(p, MPI_ERR_COMM, fn, "the communicator is not an intercommunicator")
+#define INTER_OR_RETURN(fn, h, p) COMM_OF_KIND_OR_RETURN(fn, h, p, true)
 
 } // namespace
 

@@ -16,13 +16,7 @@ constexpr int kTagCreateGroupBase = 0x10000000;
 
 int more_error(Comm *c, int cls, const char *fn, const std::string &why) { return raise(c, cls, fn, why); }
 
-#define INTRA_OR_RETURN(fn, h, p)                                                                  \
-    MPI_NEED_INIT(fn);                                                                             \
-    Comm *p = comm(h);                                                                             \
-    if (!p)                                                                                        \
-        return more_error(nullptr, MPI_ERR_COMM, fn, "communicator " + std::to_string(h) + " is not valid"); \
-    if (p->inter)                                                                                  \
-    return more_error(p, MPI_ERR_COMM, fn, "the communicator is an intercommunicator (this needs an intracommunicator)")
+#define INTRA_OR_RETURN(fn, h, p) COMM_OF_KIND_OR_RETURN(fn, h, p, false)
 
 } // namespace
 

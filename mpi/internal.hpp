@@ -161,6 +161,8 @@ struct Group {
     int my_rank() const;
 };
 
+struct Topology;   // topo.hpp
+
 struct Comm {
     int handle = 0;
     uint32_t context = 0;          // point-to-point; context + 1 is for collectives
@@ -169,6 +171,8 @@ struct Comm {
     std::vector<int> local;        // job rank -> comm rank (-1: not a member); empty: identity
     MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
     std::string name;
+    // A process topology (Cart, graph, distributed graph); null: none.
+    std::shared_ptr<const Topology> topo;
     // An intercommunicator: world, size and local are the remote group's
     // (what point-to-point addresses); rank and local_world are the local
     // group's, and local_comm is an intracommunicator over the local group
@@ -193,6 +197,15 @@ Group *group(MPI_Group h);   // null: not a group (MPI_GROUP_EMPTY is one)
 int intercomm_dup(Comm &c, MPI_Comm *out);
 // Frees a communicator's object (and an intercommunicator's local one), attributes already gone.
 void free_comm(MPI_Comm *h);
+// The communicator h names when it is an intracommunicator (inter: an
+// intercommunicator); else null, with the error raised and its class in *rc.
+Comm *comm_of_kind(MPI_Comm h, bool inter, const char *fn, int *rc);
+#define COMM_OF_KIND_OR_RETURN(fn, h, p, inter)                                                    \
+    MPI_NEED_INIT(fn);                                                                             \
+    int p##_rc = MPI_SUCCESS;                                                                      \
+    Comm *p = ::weft::mpi::comm_of_kind(h, inter, fn, &p##_rc);                                    \
+    if (!p)                                                                                        \
+    return p##_rc
 
 extern Table<Comm> g_comms;
 inline Comm *comm(MPI_Comm h) { return g_comms.get(h); }

@@ -54,8 +54,8 @@ static void check_merge(MPI_Comm ic, int high, int evens_first)
     const int neven = (mtest_size + 1) / 2, nodd = mtest_size / 2;
     const int even = mtest_rank % 2 == 0;
     const int expect = even ? (evens_first ? 0 : nodd) + mtest_rank / 2 : (evens_first ? neven : 0) + mtest_rank / 2;
-    CHECK(size == mtest_size && rank == expect && flag == 0, "merge(high=%d): rank %d of %d inter %d, expected %d of %d",
-          high, rank, size, flag, expect, mtest_size);
+    CHECK(size == mtest_size && rank == expect && flag == 0,
+          "merge(high=%d): rank %d of %d inter %d, expected %d of %d", high, rank, size, flag, expect, mtest_size);
     int sum = -1;
     MPI_OK(MPI_Allreduce(&mtest_rank, &sum, 1, MPI_INT, MPI_SUM, m));
     CHECK(sum == mtest_size * (mtest_size - 1) / 2, "allreduce on the merged communicator: %d", sum);

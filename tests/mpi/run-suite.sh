@@ -46,6 +46,8 @@ pmpi_count       1
 
 # (communicators, topologies, attributes)
 attr             1
+topo             1
+neighbor         1
 comm_more        1
 intercomm        1
 
