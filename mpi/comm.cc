@@ -144,6 +144,13 @@ Comm *comm_of_kind(MPI_Comm h, bool inter, const char *fn, int *rc)
     return c;
 }
 
+int refuse_intercomm(Comm *c, const char *fn)
+{
+    return comm_error(c, MPI_ERR_NOT_SUPPORTED, fn,
+                      std::string(fn) + " on an intercommunicator is not implemented in weft (MPI_Intercomm_merge "
+                                        "gives an intracommunicator over both groups)");
+}
+
 void free_comm(MPI_Comm *h)
 {
     // Operations still pending on it keep the context in their messages;
@@ -219,6 +226,8 @@ WEFT_MPI_WEAK(Comm_split)
 int PMPI_Comm_split(MPI_Comm h, int color, int key, MPI_Comm *out)
 {
     COMM_OR_RETURN("MPI_Comm_split", h, c);
+    if (c->inter)
+        return refuse_intercomm(c, "MPI_Comm_split");
     if (!out)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
@@ -256,6 +265,8 @@ WEFT_MPI_WEAK(Comm_create)
 int PMPI_Comm_create(MPI_Comm h, MPI_Group gh, MPI_Comm *out)
 {
     COMM_OR_RETURN("MPI_Comm_create", h, c);
+    if (c->inter)
+        return refuse_intercomm(c, "MPI_Comm_create");
     Group *g = group(gh);
     if (!g)
         return comm_error(c, MPI_ERR_GROUP, "MPI_Comm_create", "not a group");

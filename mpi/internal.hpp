@@ -197,6 +197,9 @@ Group *group(MPI_Group h);   // null: not a group (MPI_GROUP_EMPTY is one)
 int intercomm_dup(Comm &c, MPI_Comm *out);
 // Frees a communicator's object (and an intercommunicator's local one), attributes already gone.
 void free_comm(MPI_Comm *h);
+// What weft does not do on an intercommunicator yet (the collectives,
+// MPI_Comm_split, MPI_Comm_create): MPI_ERR_NOT_SUPPORTED raised on c.
+int refuse_intercomm(Comm *c, const char *fn);
 // The communicator h names when it is an intracommunicator (inter: an
 // intercommunicator); else null, with the error raised and its class in *rc.
 Comm *comm_of_kind(MPI_Comm h, bool inter, const char *fn, int *rc);

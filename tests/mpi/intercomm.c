@@ -112,6 +112,17 @@ int main(int argc, char **argv)
     /* Both say the same: the group holding world rank 0 first. */
     check_merge(ic, 0, 1);
 
+    /* What weft does not do on an intercommunicator says so. */
+    MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
+    MPI_Comm split = MPI_COMM_NULL;
+    MPI_Error_class(MPI_Barrier(ic), &cls);
+    CHECK(cls == MPI_ERR_NOT_SUPPORTED, "MPI_Barrier on an intercommunicator: class %d, expected MPI_ERR_NOT_SUPPORTED",
+          cls);
+    MPI_Error_class(MPI_Comm_split(ic, 0, 0, &split), &cls);
+    CHECK(cls == MPI_ERR_NOT_SUPPORTED,
+          "MPI_Comm_split of an intercommunicator: class %d, expected MPI_ERR_NOT_SUPPORTED",
+          cls);
+
     MPI_Comm_free(&dup);
     MPI_Comm_free(&ic);
     MPI_Comm_free(&local);
