@@ -4,18 +4,6 @@
  * members only, while the others do something else). Any number of ranks. */
 #include "mtest.h"
 
-/* Every member sends its rank round a ring of c and checks what came. */
-static void ring_in(MPI_Comm c, const char *what)
-{
-    int rank, size;
-    MPI_Comm_rank(c, &rank);
-    MPI_Comm_size(c, &size);
-    int s = rank, r = -1;
-    MPI_OK(MPI_Sendrecv(&s, 1, MPI_INT, (rank + 1) % size, 5, &r, 1, MPI_INT, (rank + size - 1) % size, 5, c,
-                        MPI_STATUS_IGNORE));
-    CHECK(r == (rank + size - 1) % size, "ring in %s: got %d, expected %d", what, r, (rank + size - 1) % size);
-}
-
 static void split_type(void)
 {
     /* The reference: who has my host name, in world order. */
@@ -41,7 +29,7 @@ static void split_type(void)
     MPI_Comm_rank(node, &rank);
     CHECK(size == expect_size && rank == expect_rank, "split_type(SHARED): rank %d of %d, expected %d of %d", rank,
           size, expect_rank, expect_size);
-    ring_in(node, "the node communicator");
+    mtest_ring(node, "the node communicator");
     MPI_Comm_free(&node);
 
     MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, mtest_rank % 2 ? MPI_UNDEFINED : MPI_COMM_TYPE_SHARED, 0,
@@ -66,11 +54,11 @@ static void idup(void)
     int cmp = -1;
     MPI_OK(MPI_Comm_compare(MPI_COMM_WORLD, d, &cmp));
     CHECK(cmp == MPI_CONGRUENT, "idup compares %d to world, expected MPI_CONGRUENT", cmp);
-    ring_in(d, "an idup");
+    mtest_ring(d, "an idup");
     MPI_OK(MPI_Comm_dup_with_info(d, MPI_INFO_NULL, &e));
     MPI_OK(MPI_Comm_compare(e, d, &cmp));
     CHECK(cmp == MPI_CONGRUENT, "dup_with_info compares %d, expected MPI_CONGRUENT", cmp);
-    ring_in(e, "a dup_with_info");
+    mtest_ring(e, "a dup_with_info");
     MPI_Comm_free(&e);
     MPI_Comm_free(&d);
 }
@@ -94,7 +82,7 @@ static void create_group(void)
         MPI_Comm_rank(c, &rank);
         CHECK(size == neven && rank == mtest_rank / 2, "create_group: rank %d of %d, expected %d of %d", rank, size,
               mtest_rank / 2, neven);
-        ring_in(c, "the evens' communicator");
+        mtest_ring(c, "the evens' communicator");
         int sum = -1;
         MPI_OK(MPI_Allreduce(&mtest_rank, &sum, 1, MPI_INT, MPI_SUM, c));
         CHECK(sum == neven * (neven - 1), "sum of the evens' world ranks: %d, expected %d", sum, neven * (neven - 1));
