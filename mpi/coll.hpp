@@ -25,6 +25,8 @@ struct Ctx {
         return raise(nullptr, MPI_ERR_COMM, fn,                                                    \
                      h == MPI_COMM_NULL ? std::string("the communicator is MPI_COMM_NULL")         \
                                         : "communicator " + std::to_string(h) + " is not valid");  \
+    if (c->inter)                                                                                  \
+        return refuse_intercomm(c, fn);                                                            \
     [[maybe_unused]] const Ctx cx{fn, c}
 
 inline int fail(const Ctx &cx, int weft_rc)

@@ -19,13 +19,6 @@ Table<Group> g_groups(MPI_GROUP_EMPTY + 1);
 Group g_empty_group;
 uint32_t g_next_context = WEFT_CONTEXT_FIRST_FREE + 4;   // after world's and self's pairs
 
-Group *group(MPI_Group h)
-{
-    if (h == MPI_GROUP_EMPTY)
-        return &g_empty_group;
-    return g_groups.get(h);
-}
-
 int comm_error(Comm *c, int cls, const char *fn, const std::string &why) { return raise(c, cls, fn, why); }
 
 #define COMM_OR_RETURN(fn, h, p)                                                                   \
@@ -39,6 +32,8 @@ int comm_error(Comm *c, int cls, const char *fn, const std::string &why) { retur
     Group *p = group(h);                                                                           \
     if (!p)                                                                                        \
         return comm_error(nullptr, MPI_ERR_GROUP, fn, "group " + std::to_string(h) + " is not valid")
+
+} // namespace
 
 // Allgather of fixed-size records over c (for split): ring-free, simple:
 // everyone sends its record to everyone (communicator creation is rare).
@@ -61,7 +56,12 @@ int allgather_bytes(const Comm &c, const void *mine, size_t n, std::byte *all, i
     return coll_waitall(reqs);
 }
 
-} // namespace
+Group *group(MPI_Group h)
+{
+    if (h == MPI_GROUP_EMPTY)
+        return &g_empty_group;
+    return g_groups.get(h);
+}
 
 int Group::rank_of_world(uint32_t w) const
 {
@@ -109,17 +109,56 @@ MPI_Comm make_comm(std::vector<uint32_t> world, uint32_t context, const Comm *pa
     return h;
 }
 
-int agree_context(Comm &c, uint32_t *context)
+int agree_context(Comm &c, uint32_t *context) { return agree_context_tagged(c, context, kTagContext); }
+
+void reserve_context(uint32_t context) { g_next_context = std::max(g_next_context, context + 2); }
+
+int agree_context_tagged(Comm &c, uint32_t *context, int tag)
 {
     // An allreduce(max) by gathering everyone's counter (rare, small).
     std::vector<uint32_t> all(static_cast<size_t>(c.size));
     if (int rc = allgather_bytes(c, &g_next_context, sizeof g_next_context,
-                                 reinterpret_cast<std::byte *>(all.data()), kTagContext))
+                                 reinterpret_cast<std::byte *>(all.data()), tag))
         return rc;
     const uint32_t ctx = *std::max_element(all.begin(), all.end());
     g_next_context = ctx + 2;
     *context = ctx;
     return WEFT_SUCCESS;
+}
+
+Comm *comm_of_kind(MPI_Comm h, bool inter, const char *fn, int *rc)
+{
+    Comm *c = comm(h);
+    if (!c) {
+        *rc = comm_error(nullptr, MPI_ERR_COMM, fn,
+                         h == MPI_COMM_NULL ? std::string("the communicator is MPI_COMM_NULL")
+                                            : "communicator " + std::to_string(h) + " is not valid (freed?)");
+        return nullptr;
+    }
+    if (c->inter != inter) {
+        *rc = comm_error(c, MPI_ERR_COMM, fn,
+                         inter ? "the communicator is not an intercommunicator"
+                               : "the communicator is an intercommunicator, and this call needs an intracommunicator");
+        return nullptr;
+    }
+    return c;
+}
+
+int refuse_intercomm(Comm *c, const char *fn)
+{
+    return comm_error(c, MPI_ERR_NOT_SUPPORTED, fn,
+                      std::string(fn) + " on an intercommunicator is not implemented in weft (MPI_Intercomm_merge "
+                                        "gives an intracommunicator over both groups)");
+}
+
+void free_comm(MPI_Comm *h)
+{
+    // Operations still pending on it keep the context in their messages;
+    // nothing else refers to the object.
+    if (MPI_Comm local = comm(*h)->local_comm; local != MPI_COMM_NULL)
+        g_comms.remove(local);
+    g_comms.remove(*h);
+    *h = MPI_COMM_NULL;
 }
 
 void comms_finalize()
@@ -141,7 +180,7 @@ int PMPI_Comm_size(MPI_Comm h, int *size)
     COMM_OR_RETURN("MPI_Comm_size", h, c);
     if (!size)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
-    *size = c->size;
+    *size = c->inter ? static_cast<int>(c->local_world.size()) : c->size;
     return MPI_SUCCESS;
 }
 
@@ -163,11 +202,26 @@ int PMPI_Comm_dup(MPI_Comm h, MPI_Comm *out)
     COMM_OR_RETURN("MPI_Comm_dup", h, c);
     if (!out)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
-    uint32_t ctx;
-    if (int rc = agree_context(*c, &ctx))
-        return comm_error(c, class_of(rc), "MPI_Comm_dup", weft_why(rc));
+    MPI_Comm dup = MPI_COMM_NULL;
+    if (c->inter) {
+        if (int rc = intercomm_dup(*c, &dup))
+            return comm_error(c, class_of(rc), "MPI_Comm_dup", weft_why(rc));
+    } else {
+        uint32_t ctx;
+        if (int rc = agree_context(*c, &ctx))
+            return comm_error(c, class_of(rc), "MPI_Comm_dup", weft_why(rc));
+        Comm *parent = comm(h);
+        dup = make_comm(parent->world, ctx, parent, "");
+    }
     Comm *parent = comm(h);
-    *out = make_comm(parent->world, ctx, parent, "");
+    comm(dup)->topo = parent->topo;
+    if (int rc = attrs_copy(AttrKind::Comm, h, dup)) {
+        MPI_Comm gone = dup;
+        free_comm(&gone);
+        return comm_error(parent, rc, "MPI_Comm_dup",
+                          "an attribute's copy callback returned error " + std::to_string(rc));
+    }
+    *out = dup;
     return MPI_SUCCESS;
 }
 
@@ -176,6 +230,8 @@ int PMPI_Comm_split(MPI_Comm h, int color, int key, MPI_Comm *out)
 {
     MPI_THREAD_GUARD;
     COMM_OR_RETURN("MPI_Comm_split", h, c);
+    if (c->inter)
+        return refuse_intercomm(c, "MPI_Comm_split");
     if (!out)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
@@ -214,6 +270,8 @@ int PMPI_Comm_create(MPI_Comm h, MPI_Group gh, MPI_Comm *out)
 {
     MPI_THREAD_GUARD;
     COMM_OR_RETURN("MPI_Comm_create", h, c);
+    if (c->inter)
+        return refuse_intercomm(c, "MPI_Comm_create");
     Group *g = group(gh);
     if (!g)
         return comm_error(c, MPI_ERR_GROUP, "MPI_Comm_create", "not a group");
@@ -247,10 +305,11 @@ int PMPI_Comm_free(MPI_Comm *h)
                           "MPI_COMM_WORLD and MPI_COMM_SELF are predefined and cannot be freed");
     if (!comm(*h))
         return comm_error(nullptr, MPI_ERR_COMM, "MPI_Comm_free", "not a communicator");
-    // Operations still pending on it keep the context in their messages;
-    // nothing else refers to the object.
-    g_comms.remove(*h);
-    *h = MPI_COMM_NULL;
+    if (int rc = attrs_delete_all(AttrKind::Comm, *h))
+        return comm_error(comm(*h), rc, "MPI_Comm_free",
+                          "an attribute's delete callback returned error " + std::to_string(rc) +
+                              " (the communicator is not freed)");
+    free_comm(h);
     return MPI_SUCCESS;
 }
 
@@ -282,7 +341,7 @@ int PMPI_Comm_group(MPI_Comm h, MPI_Group *g)
     COMM_OR_RETURN("MPI_Comm_group", h, c);
     if (!g)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_group", "group is NULL");
-    *g = make_group(c->world);
+    *g = make_group(c->inter ? c->local_world : c->world);
     return MPI_SUCCESS;
 }
 
@@ -293,31 +352,7 @@ int PMPI_Comm_test_inter(MPI_Comm h, int *flag)
     COMM_OR_RETURN("MPI_Comm_test_inter", h, c);
     if (!flag)
         return comm_error(c, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
-    *flag = 0;
-    return MPI_SUCCESS;
-}
-
-WEFT_MPI_WEAK(Comm_get_attr)
-int PMPI_Comm_get_attr(MPI_Comm h, int keyval, void *value, int *flag)
-{
-    MPI_THREAD_GUARD;
-    COMM_OR_RETURN("MPI_Comm_get_attr", h, c);
-    if (!value || !flag)
-        return comm_error(c, MPI_ERR_ARG, "MPI_Comm_get_attr", "attribute_val and flag must not be NULL");
-    static int tag_ub = 0x7fffffff, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0;
-    int *p = nullptr;
-    switch (keyval) {
-    case MPI_TAG_UB: p = &tag_ub; break;
-    case MPI_HOST: p = &host; break;
-    case MPI_IO: p = &io; break;
-    case MPI_WTIME_IS_GLOBAL: p = &wtime_global; break;
-    default:
-        return comm_error(c, MPI_ERR_ARG, "MPI_Comm_get_attr",
-                          "keyval " + std::to_string(keyval) + " is not a predefined attribute (the subset has "
-                                                              "MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL)");
-    }
-    *static_cast<int **>(value) = p;
-    *flag = 1;
+    *flag = c->inter;
     return MPI_SUCCESS;
 }
 

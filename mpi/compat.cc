@@ -58,7 +58,11 @@ int PMPI_Free_mem(void *base)
 // Profiling control: weft has no profiling levels of its own; tools that
 // intercept MPI_Pcontrol see the call.
 WEFT_MPI_WEAK(Pcontrol)
-int PMPI_Pcontrol(const int, ...) { return MPI_SUCCESS; }
+int PMPI_Pcontrol(const int, ...)
+{
+    MPI_THREAD_GUARD;
+    return MPI_SUCCESS;
+}
 
 // ---- MPI-1 names removed in MPI-3.0 ----
 
@@ -84,7 +88,11 @@ int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 }
 
 WEFT_MPI_WEAK(Address)
-int PMPI_Address(void *location, MPI_Aint *address) { return PMPI_Get_address(location, address); }
+int PMPI_Address(void *location, MPI_Aint *address)
+{
+    MPI_THREAD_GUARD;
+    return PMPI_Get_address(location, address);
+}
 
 WEFT_MPI_WEAK(Type_extent)
 int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)

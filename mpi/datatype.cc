@@ -509,7 +509,14 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     auto t = std::make_unique<Datatype>(*old);
     t->predefined = false;
     t->committed = old->committed;
-    return record_contents(finish_type(std::move(t), *old, newtype), newtype, MPI_COMBINER_DUP, {}, {}, {oldtype});
+    if (int frc = finish_type(std::move(t), *old, newtype))
+        return frc;
+    if (int arc = attrs_copy(AttrKind::Type, oldtype, *newtype)) {
+        types().derived.remove(*newtype);
+        *newtype = MPI_DATATYPE_NULL;
+        return type_error("MPI_Type_dup", arc, "an attribute's copy callback returned error " + std::to_string(arc));
+    }
+    return record_contents(MPI_SUCCESS, newtype, MPI_COMBINER_DUP, {}, {}, {oldtype});
 }
 
 WEFT_MPI_WEAK(Type_commit)
@@ -536,6 +543,10 @@ int PMPI_Type_free(MPI_Datatype *datatype_)
         return type_error("MPI_Type_free", MPI_ERR_TYPE, "not a datatype");
     if (t->predefined)
         return type_error("MPI_Type_free", MPI_ERR_TYPE, t->name + " is predefined and cannot be freed");
+    if (int arc = attrs_delete_all(AttrKind::Type, *datatype_))
+        return type_error("MPI_Type_free", arc,
+                          "an attribute's delete callback returned error " + std::to_string(arc) +
+                              " (the datatype is not freed)");
     // Types are flattened when built, so freeing one never affects types
     // made from it. A pending operation keeps its handle (see Request).
     types().derived.remove(*datatype_);

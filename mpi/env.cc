@@ -96,6 +96,7 @@ int PMPI_Finalize(void)
 {
     MPI_THREAD_GUARD;
     MPI_NEED_INIT("MPI_Finalize");
+    attrs_at_finalize();
     windows_finalize();
     // Buffered sends still on their way go out first (MPI_Buffer_detach
     // waits for them), then every rank leaves together.

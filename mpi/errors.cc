@@ -61,6 +61,7 @@ const char *class_words(int cls)
     case MPI_ERR_INFO_KEY: return "MPI_ERR_INFO_KEY: info key too long or empty";
     case MPI_ERR_INFO_VALUE: return "MPI_ERR_INFO_VALUE: info value too long or empty";
     case MPI_ERR_INFO_NOKEY: return "MPI_ERR_INFO_NOKEY: the info key is not defined";
+    case MPI_ERR_KEYVAL: return "MPI_ERR_KEYVAL: invalid attribute key";
     default: return nullptr;
     }
 }

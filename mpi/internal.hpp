@@ -182,6 +182,8 @@ struct Group {
     int my_rank() const;
 };
 
+struct Topology;   // topo.hpp
+
 struct Comm {
     int handle = 0;
     uint32_t context = 0;          // point-to-point; context + 1 is for collectives
@@ -191,6 +193,15 @@ struct Comm {
     MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
     std::string name;
     InfoPairs info;                // MPI_Comm_set_info's hints
+    // A process topology (Cart, graph, distributed graph); null: none.
+    std::shared_ptr<const Topology> topo;
+    // An intercommunicator: world, size and local are the remote group's
+    // (what point-to-point addresses); rank and local_world are the local
+    // group's, and local_comm is an intracommunicator over the local group
+    // (for agreeing on contexts).
+    bool inter = false;
+    std::vector<uint32_t> local_world;
+    MPI_Comm local_comm = MPI_COMM_NULL;
 
     uint32_t to_world(int r) const { return world[r]; }
     int from_world(uint32_t w) const
@@ -204,6 +215,25 @@ struct Comm {
     uint32_t schedules_begun = 0;
 };
 
+Group *group(MPI_Group h);   // null: not a group (MPI_GROUP_EMPTY is one)
+// The new context and communicator of MPI_Comm_dup on an intercommunicator
+// (comm_inter.cc); a weft status.
+int intercomm_dup(Comm &c, MPI_Comm *out);
+// Frees a communicator's object (and an intercommunicator's local one), attributes already gone.
+void free_comm(MPI_Comm *h);
+// What weft does not do on an intercommunicator yet (the collectives,
+// MPI_Comm_split, MPI_Comm_create): MPI_ERR_NOT_SUPPORTED raised on c.
+int refuse_intercomm(Comm *c, const char *fn);
+// The communicator h names when it is an intracommunicator (inter: an
+// intercommunicator); else null, with the error raised and its class in *rc.
+Comm *comm_of_kind(MPI_Comm h, bool inter, const char *fn, int *rc);
+#define COMM_OF_KIND_OR_RETURN(fn, h, p, inter)                                                    \
+    MPI_NEED_INIT(fn);                                                                             \
+    int p##_rc = MPI_SUCCESS;                                                                      \
+    Comm *p = ::weft::mpi::comm_of_kind(h, inter, fn, &p##_rc);                                    \
+    if (!p)                                                                                        \
+    return p##_rc
+
 extern Table<Comm> g_comms;
 inline Comm *comm(MPI_Comm h) { return g_comms.get(h); }
 MPI_Group make_group(std::vector<uint32_t> world);
@@ -212,6 +242,13 @@ MPI_Group make_group(std::vector<uint32_t> world);
 MPI_Comm make_comm(std::vector<uint32_t> world, uint32_t context, const Comm *parent, const std::string &name);
 // Agrees on a fresh context pair with every member of c (collective over c).
 int agree_context(Comm &c, uint32_t *context);
+// The same with its messages under tag on c's collective context (c may be
+// a temporary over a subgroup, as in MPI_Comm_create_group).
+int agree_context_tagged(Comm &c, uint32_t *context, int tag);
+// A context pair agreed some other way (intercommunicators): never handed out again here.
+void reserve_context(uint32_t context);
+// Allgather of n-byte records over c under tag (communicator creation).
+int allgather_bytes(const Comm &c, const void *mine, size_t n, std::byte *all, int tag);
 
 // ---------------------------------------------------------------- errors
 
@@ -463,5 +500,21 @@ int barrier(const Comm &c);
 // Called by MPI_Finalize for the one-sided layer (windows still open).
 void windows_finalize();
 void comms_finalize();
+
+// ---------------------------------------------------------------- attributes (attr.cc)
+
+// The objects attributes are cached on; a keyval belongs to one kind.
+enum class AttrKind : uint8_t { Comm, Win, Type };
+// MPI_Comm_dup / MPI_Type_dup: copies the attributes of from whose copy
+// callback says so onto to. MPI_SUCCESS, or the class a callback returned
+// (the copies made so far are deleted again).
+int attrs_copy(AttrKind kind, int from, int to);
+// Before an object is freed: deletes its attributes, calling their delete
+// callbacks. MPI_SUCCESS, or the class a callback returned (the object
+// must then stay).
+int attrs_delete_all(AttrKind kind, int handle);
+// MPI_Finalize's first step: MPI_COMM_SELF's and then MPI_COMM_WORLD's
+// attributes are deleted while MPI still works (MPI-3.1 8.7.1).
+void attrs_at_finalize();
 
 } // namespace weft::mpi

@@ -28,7 +28,8 @@ libweft_mpi_la_SOURCES += \
 libweft_mpi_la_SOURCES += mpi/coll.hpp mpi/coll_sched.hpp mpi/coll_sched.cc mpi/coll_build.cc mpi/coll_nb.cc
 
 # Communicators, groups, topologies, neighbourhood collectives, attributes:
-libweft_mpi_la_SOURCES +=
+libweft_mpi_la_SOURCES += mpi/attr.cc mpi/comm_more.cc mpi/comm_inter.cc \
+	mpi/topo.hpp mpi/topo.cc mpi/neighbor.cc
 
 # One-sided communication:
 libweft_mpi_la_SOURCES +=

@@ -407,6 +407,8 @@ int PMPI_Win_free(MPI_Win *h)
             return win_error(*w, MPI_ERR_RMA_SYNC, fn,
                              "this process still holds a lock on rank " + std::to_string(r) +
                                  " (call MPI_Win_unlock first)");
+    if (int arc = attrs_delete_all(AttrKind::Win, *h))
+        return win_error(*w, arc, fn, "an attribute's delete callback returned error " + std::to_string(arc));
     const int rc = win_quiesce(*w, fn);
     win_destroy(*w);
     *h = MPI_WIN_NULL;

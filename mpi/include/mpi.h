@@ -142,6 +142,33 @@ typedef struct MPI_Status {
 #define MPI_HOST 2
 #define MPI_IO 3
 #define MPI_WTIME_IS_GLOBAL 4
+#define MPI_APPNUM 5
+#define MPI_UNIVERSE_SIZE 6
+#define MPI_LASTUSEDCODE 7
+/* ... and MPI_Win_get_attr on every window. */
+#define MPI_WIN_BASE 8
+#define MPI_WIN_SIZE 9
+#define MPI_WIN_DISP_UNIT 10
+#define MPI_WIN_CREATE_FLAVOR 11
+#define MPI_WIN_MODEL 12
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
+#define MPI_KEYVAL_INVALID 0
+
+/* Topologies (MPI_Topo_test) and communicator kinds (MPI_Comm_split_type). */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+#define MPI_COMM_TYPE_SHARED 1
+/* Real objects, not small constants cast to pointers, so that compilers
+ * do not warn about reading through them. */
+extern int weft_mpi_unweighted, weft_mpi_weights_empty;
+#define MPI_UNWEIGHTED (&weft_mpi_unweighted)
+#define MPI_WEIGHTS_EMPTY (&weft_mpi_weights_empty)
 
 /* One-sided. */
 #define MPI_LOCK_EXCLUSIVE 1
@@ -189,7 +216,8 @@ typedef struct MPI_Status {
 #define MPI_ERR_INFO_KEY 33
 #define MPI_ERR_INFO_VALUE 34
 #define MPI_ERR_INFO_NOKEY 35
-#define MPI_ERR_LASTCODE 35
+#define MPI_ERR_KEYVAL 36          /* an attribute key that is invalid or of another object kind */
+#define MPI_ERR_LASTCODE 36
 
 typedef void MPI_Comm_errhandler_function(MPI_Comm *, int *, ...);
 typedef void MPI_Win_errhandler_function(MPI_Win *, int *, ...);
@@ -260,6 +288,127 @@ int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]);
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
 int MPI_Group_free(MPI_Group *group);
+
+/* ---- communicators: more constructors, intercommunicators ---- */
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                         MPI_Comm *newintercomm);
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+
+/* ---- attribute caching on communicators, windows and datatypes ---- */
+typedef int MPI_Comm_copy_attr_function(MPI_Comm, int, void *, void *, void *, int *);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm, int, void *, void *);
+typedef int MPI_Win_copy_attr_function(MPI_Win, int, void *, void *, void *, int *);
+typedef int MPI_Win_delete_attr_function(MPI_Win, int, void *, void *);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype, int, void *, void *, void *, int *);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype, int, void *, void *);
+typedef int MPI_Copy_function(MPI_Comm, int, void *, void *, void *, int *);
+typedef int MPI_Delete_function(MPI_Comm, int, void *, void *);
+/* The predefined callbacks: NULL_COPY copies nothing, DUP copies the
+ * value, NULL_DELETE does nothing. Handles are all int, so one function
+ * serves the communicator, window, datatype and MPI-1 forms. */
+int weft_mpi_null_copy_fn(int, int, void *, void *, void *, int *);
+int weft_mpi_dup_fn(int, int, void *, void *, void *, int *);
+int weft_mpi_null_delete_fn(int, int, void *, void *);
+#define MPI_COMM_NULL_COPY_FN weft_mpi_null_copy_fn
+#define MPI_COMM_DUP_FN weft_mpi_dup_fn
+#define MPI_COMM_NULL_DELETE_FN weft_mpi_null_delete_fn
+#define MPI_WIN_NULL_COPY_FN weft_mpi_null_copy_fn
+#define MPI_WIN_DUP_FN weft_mpi_dup_fn
+#define MPI_WIN_NULL_DELETE_FN weft_mpi_null_delete_fn
+#define MPI_TYPE_NULL_COPY_FN weft_mpi_null_copy_fn
+#define MPI_TYPE_DUP_FN weft_mpi_dup_fn
+#define MPI_TYPE_NULL_DELETE_FN weft_mpi_null_delete_fn
+#define MPI_NULL_COPY_FN weft_mpi_null_copy_fn
+#define MPI_DUP_FN weft_mpi_dup_fn
+#define MPI_NULL_DELETE_FN weft_mpi_null_delete_fn
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                           void *extra_state);
+int MPI_Comm_free_keyval(int *comm_keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state);
+int MPI_Win_free_keyval(int *win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                           void *extra_state);
+int MPI_Type_free_keyval(int *type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+/* The MPI-1 names (deprecated, still called by old codes). */
+int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state);
+int MPI_Keyval_free(int *keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
+
+/* ---- process topologies ---- */
+int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                    MPI_Comm *comm_cart);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank);
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                     MPI_Comm *comm_graph);
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]);
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank);
+int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
+int MPI_Topo_test(MPI_Comm comm, int *status);
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
+                                   int outdegree, const int destinations[], const int destweights[],
+                                   MPI_Info info, int reorder, MPI_Comm *comm_dist_graph);
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info, int reorder,
+                          MPI_Comm *comm_dist_graph);
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                             int maxoutdegree, int destinations[], int destweights[]);
+
+/* ---- neighbourhood collectives ---- */
+int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                           MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request);
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                            MPI_Request *request);
 
 /* ---- point-to-point ---- */
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);

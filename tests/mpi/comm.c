@@ -28,28 +28,13 @@ static void check_group_cmp(MPI_Group a, MPI_Group b, int expected, const char *
     CHECK(r == expected, "Group_compare %s: %s, expected %s", what, cmp_name(r), cmp_name(expected));
 }
 
-/* Every member of comm sends its rank round a ring and checks what came. */
-static void ring_in(MPI_Comm comm, const char *what)
-{
-    int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    int s = rank, r = -1;
-    MPI_OK(MPI_Sendrecv(&s, 1, MPI_INT, (rank + 1) % size, 3, &r, 1, MPI_INT, (rank + size - 1) % size, 3, comm,
-                        MPI_STATUS_IGNORE));
-    CHECK(r == (rank + size - 1) % size, "ring in %s: got %d, expected %d", what, r, (rank + size - 1) % size);
-    int sum = -1;
-    MPI_OK(MPI_Allreduce(&s, &sum, 1, MPI_INT, MPI_SUM, comm));
-    CHECK(sum == size * (size - 1) / 2, "Allreduce of ranks in %s: %d, expected %d", what, sum, size * (size - 1) / 2);
-}
-
 static void basics(void)
 {
     int size = -1, rank = -1, flag = 1;
     MPI_OK(MPI_Comm_size(MPI_COMM_SELF, &size));
     MPI_OK(MPI_Comm_rank(MPI_COMM_SELF, &rank));
     CHECK(size == 1 && rank == 0, "MPI_COMM_SELF: size %d rank %d, expected 1 and 0", size, rank);
-    ring_in(MPI_COMM_SELF, "MPI_COMM_SELF");
+    mtest_ring(MPI_COMM_SELF, "MPI_COMM_SELF");
     MPI_OK(MPI_Comm_test_inter(MPI_COMM_WORLD, &flag));
     CHECK(!flag, "Comm_test_inter(MPI_COMM_WORLD) true");
 
@@ -120,7 +105,7 @@ static void dup_and_isolation(void)
     MPI_OK(MPI_Recv(&rv[0], 1, MPI_INT, mtest_rank, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     MPI_OK(MPI_Wait(&req[0], MPI_STATUS_IGNORE));
 
-    ring_in(d, "a dup of world");
+    mtest_ring(d, "a dup of world");
     MPI_OK(MPI_Comm_set_name(d, "weft-dup"));
     char name[MPI_MAX_OBJECT_NAME];
     int len = -1;
@@ -147,7 +132,7 @@ static void splits(void)
     int exp_size = r % 2 ? p / 2 : (p + 1) / 2;
     CHECK(size == exp_size && rank == r / 2, "split by parity: size %d rank %d, expected %d %d", size, rank, exp_size,
           r / 2);
-    ring_in(parity, "the parity split");
+    mtest_ring(parity, "the parity split");
     check_comm_cmp(MPI_COMM_WORLD, parity, p == 1 ? MPI_CONGRUENT : MPI_UNEQUAL, "(world, parity split)");
 
     /* One color, key reversing the order. */
@@ -155,7 +140,7 @@ static void splits(void)
     MPI_Comm_rank(rev, &rank);
     CHECK(rank == p - 1 - r, "split with reversed keys: rank %d, expected %d", rank, p - 1 - r);
     check_comm_cmp(MPI_COMM_WORLD, rev, p == 1 ? MPI_CONGRUENT : MPI_SIMILAR, "(world, reversed split)");
-    ring_in(rev, "the reversed split");
+    mtest_ring(rev, "the reversed split");
 
     /* Equal keys keep the parent's order. */
     MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, 7, 0, &same));
@@ -180,7 +165,7 @@ static void splits(void)
     MPI_Comm sub;
     MPI_Comm_rank(parity, &rank);
     MPI_OK(MPI_Comm_split(parity, rank % 2, -rank, &sub));
-    ring_in(sub, "a split of the parity split");
+    mtest_ring(sub, "a split of the parity split");
     MPI_OK(MPI_Comm_free(&sub));
 
     MPI_OK(MPI_Comm_free(&parity));
@@ -285,7 +270,7 @@ static void groups_and_create(void)
             MPI_Comm_rank(ce, &rank);
             CHECK(size == ne && rank == r / 2, "Comm_create(even): size %d rank %d, expected %d %d", size, rank, ne,
                   r / 2);
-            ring_in(ce, "the communicator of the even group");
+            mtest_ring(ce, "the communicator of the even group");
             MPI_Group cg;
             MPI_OK(MPI_Comm_group(ce, &cg));
             check_group_cmp(cg, even, MPI_IDENT, "(group of Comm_create(even), even)");
@@ -301,7 +286,7 @@ static void groups_and_create(void)
     MPI_Comm_rank(cr, &rank);
     CHECK(rank == p - 1 - r, "Comm_create(reversed): rank %d, expected %d", rank, p - 1 - r);
     check_comm_cmp(MPI_COMM_WORLD, cr, p == 1 ? MPI_CONGRUENT : MPI_SIMILAR, "(world, Comm_create(reversed))");
-    ring_in(cr, "Comm_create(reversed)");
+    mtest_ring(cr, "Comm_create(reversed)");
     MPI_OK(MPI_Comm_free(&cr));
 
     MPI_Group *all[] = {&world, &even, &odd, &rev, &un, &inter, &diff};
@@ -318,7 +303,7 @@ static void churn(void)
         MPI_Comm c;
         MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
         if (i % 50 == 0)
-            ring_in(c, "a recycled dup");
+            mtest_ring(c, "a recycled dup");
         MPI_OK(MPI_Comm_free(&c));
     }
 }

@@ -150,6 +150,31 @@ tests_mpi_nbc_overlap_LDADD = libweft_mpi.la libweft.la
 tests_mpi_nbc_overlap_LDFLAGS = $(mpi_test_ldflags)
 
 # Communicators, topologies, attributes:
+check_PROGRAMS += tests/mpi/attr
+tests_mpi_attr_SOURCES = tests/mpi/attr.c tests/mpi/mtest.h
+tests_mpi_attr_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_attr_LDADD = libweft_mpi.la libweft.la
+tests_mpi_attr_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/topo
+tests_mpi_topo_SOURCES = tests/mpi/topo.c tests/mpi/mtest.h
+tests_mpi_topo_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_topo_LDADD = libweft_mpi.la libweft.la
+tests_mpi_topo_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/neighbor
+tests_mpi_neighbor_SOURCES = tests/mpi/neighbor.c tests/mpi/mtest.h
+tests_mpi_neighbor_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_neighbor_LDADD = libweft_mpi.la libweft.la
+tests_mpi_neighbor_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/comm_more
+tests_mpi_comm_more_SOURCES = tests/mpi/comm_more.c tests/mpi/mtest.h
+tests_mpi_comm_more_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_comm_more_LDADD = libweft_mpi.la libweft.la
+tests_mpi_comm_more_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/intercomm
+tests_mpi_intercomm_SOURCES = tests/mpi/intercomm.c tests/mpi/mtest.h
+tests_mpi_intercomm_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_intercomm_LDADD = libweft_mpi.la libweft.la
+tests_mpi_intercomm_LDFLAGS = $(mpi_test_ldflags)
 
 # One-sided:
 

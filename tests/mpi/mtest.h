@@ -144,4 +144,20 @@ static inline long mtest_verify(const unsigned char *buf, size_t n, int src, int
     return -1;
 }
 
+/* Every member of comm sends its rank round a ring and checks what came,
+ * then sums the ranks with MPI_Allreduce: comm connects its members. */
+static inline void mtest_ring(MPI_Comm comm, const char *what)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int s = rank, r = -1;
+    MPI_OK(MPI_Sendrecv(&s, 1, MPI_INT, (rank + 1) % size, 3, &r, 1, MPI_INT, (rank + size - 1) % size, 3, comm,
+                        MPI_STATUS_IGNORE));
+    CHECK(r == (rank + size - 1) % size, "ring in %s: got %d, expected %d", what, r, (rank + size - 1) % size);
+    int sum = -1;
+    MPI_OK(MPI_Allreduce(&s, &sum, 1, MPI_INT, MPI_SUM, comm));
+    CHECK(sum == size * (size - 1) / 2, "Allreduce of ranks in %s: %d, expected %d", what, sum, size * (size - 1) / 2);
+}
+
 #endif

@@ -51,6 +51,11 @@ coll_ops         1
 coll_nb          1
 
 # (communicators, topologies, attributes)
+attr             1
+topo             1
+neighbor         1
+comm_more        1
+intercomm        1
 
 # (one-sided)
 "
