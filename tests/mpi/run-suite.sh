@@ -47,6 +47,9 @@ pmpi_count       1
 # (communicators, topologies, attributes)
 
 # (one-sided)
+win_atomic       1
+win_epochs       1
+win_osu          1
 "
 # Programs whose job must end in failure.
 EXPECT_ABORT="errors_fatal"
