@@ -44,13 +44,6 @@ struct Attr {
 // (kind, handle) -> its attributes, in the order they were set.
 std::map<std::pair<AttrKind, int>, std::vector<Attr>> g_attrs;
 
-// The values MPI_Win_get_attr points at, one set per window that was asked.
-struct WinCells {
-    MPI_Aint size;
-    int disp_unit, flavor, model;
-};
-std::map<int, WinCells> g_win_cells;
-
 const char *kind_name(AttrKind k)
 {
     switch (k) {
@@ -259,18 +252,10 @@ void *predefined_comm_value(int kv)
 
 void *predefined_win_value(Win &w, int kv)
 {
-    WinCells &c = g_win_cells[w.handle];
-    // weft's windows are memory the transfers write in place: one copy.
-    c = {static_cast<MPI_Aint>(w.size), w.disp_unit, w.owned ? MPI_WIN_FLAVOR_ALLOCATE : MPI_WIN_FLAVOR_CREATE,
-         MPI_WIN_UNIFIED};
-    switch (kv) {
-    case MPI_WIN_BASE: return w.base;
-    case MPI_WIN_SIZE: return &c.size;
-    case MPI_WIN_DISP_UNIT: return &c.disp_unit;
-    case MPI_WIN_CREATE_FLAVOR: return &c.flavor;
-    case MPI_WIN_MODEL: return &c.model;
-    }
-    return nullptr;
+    // The window knows its flavor and model (win_info.cc).
+    void *value = nullptr;
+    int flag = 0;
+    return win_predefined_attr(w.handle, kv, &value, &flag) ? value : nullptr;
 }
 
 int get_attr(AttrKind k, int h, int kv, void *value, int *flag, const char *fn)
@@ -324,8 +309,6 @@ int attrs_copy(AttrKind k, int from, int to)
 
 int attrs_delete_all(AttrKind k, int h)
 {
-    if (k == AttrKind::Win)
-        g_win_cells.erase(h);
     // The last set is deleted first; a callback may touch the list, so
     // it is looked up again each time.
     for (;;) {

@@ -32,7 +32,7 @@ libweft_mpi_la_SOURCES += mpi/attr.cc mpi/comm_more.cc mpi/comm_inter.cc \
 	mpi/topo.hpp mpi/topo.cc mpi/neighbor.cc
 
 # One-sided communication:
-libweft_mpi_la_SOURCES +=
+libweft_mpi_la_SOURCES += mpi/win_info.cc mpi/win_atomic.cc mpi/win_pscw.cc mpi/win_shared.cc
 
 libweft_mpi_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/mpi/include -I$(top_srcdir)
 libweft_mpi_la_LIBADD = libweft.la

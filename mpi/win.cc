@@ -45,14 +45,13 @@ int allgather_records(const Comm &c, const void *mine, size_t n, std::byte *all)
     return first ? first : rc;
 }
 
-// The shared part of Win_create and Win_allocate (collective over c).
-int create(const char *fn, Comm *c, void *base, size_t size, int disp_unit, std::unique_ptr<std::byte[]> owned,
-           MPI_Win *out)
+} // namespace
+
+int win_make(const char *fn, Comm *c, std::unique_ptr<Win> w, MPI_Info info, MPI_Win *out)
 {
     uint32_t ctx;
     if (int rc = agree_context(*c, &ctx))
         return raise(c, fail_class(rc), fn, weft_why(rc));
-    auto w = std::make_unique<Win>();
     w->ctx = ctx;
     w->comm.context = ctx;
     w->comm.rank = c->rank;
@@ -60,25 +59,29 @@ int create(const char *fn, Comm *c, void *base, size_t size, int disp_unit, std:
     w->comm.world = c->world;
     w->comm.local = c->local;
     w->comm.errhandler = MPI_ERRORS_RETURN;
-    w->base = static_cast<std::byte *>(base);
-    w->size = size;
-    w->disp_unit = disp_unit;
-    w->owned = std::move(owned);
+    w->attr_size = static_cast<MPI_Aint>(w->size);
+    w->attr_disp_unit = w->disp_unit;
+    win_info_defaults(*w);
+    win_info_apply(*w, info);
+    const void *base = w->base;
+    const size_t size = w->size;
+    const int disp_unit = w->disp_unit;
     const size_t p = static_cast<size_t>(c->size);
     w->parts_to.assign(p, 0);
-    w->acc_since_fence.assign(p, 0);
+    w->acc_sent_to.assign(p, 0);
     w->acc_since_flush.assign(p, 0);
+    w->acc_applied_from.assign(p, 0);
     w->locked.assign(p, LockHeld::None);
     w->nocheck.assign(p, false);
 
     int rc = weft_eq_alloc(kWinEqSize, nullptr, &w->eq);
     // Expose the memory before the allgather: once a member has everyone's
     // record, every member's match entry is in place.
-    if (rc == WEFT_SUCCESS && size > 0) {
+    if (rc == WEFT_SUCCESS && size > 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
         rc = weft_me_attach(kWinPortal, WEFT_RANK_ANY, ctx, 0, WEFT_RETAIN, WEFT_INS_AFTER, &w->me);
         if (rc == WEFT_SUCCESS) {
             weft_md_desc_t d{};
-            d.start = base;
+            d.start = const_cast<void *>(base);
             d.length = size;
             d.threshold = WEFT_MD_THRESH_INF;
             d.options = WEFT_MD_OP_PUT | WEFT_MD_OP_GET | WEFT_MD_MANAGE_REMOTE;
@@ -117,14 +120,6 @@ int create(const char *fn, Comm *c, void *base, size_t size, int disp_unit, std:
 }
 
 // ---------------------------------------------------------------- RMA argument checks
-
-struct Target {
-    Win *w;
-    int rank;
-    uint32_t world;
-    std::vector<Block> blocks;   // absolute byte offsets in the target's window, in type-map order
-    size_t bytes = 0;
-};
 
 const Datatype *check_type(Win &w, const char *fn, MPI_Datatype h, int count, const char *which, int *rc)
 {
@@ -186,7 +181,8 @@ int target_blocks(Win &w, const char *fn, int rank, MPI_Aint disp, int count, co
             for (const Block &b : t.blocks)
                 add(start + static_cast<std::ptrdiff_t>(i) * t.extent() + b.offset, b.length);
     }
-    if (any && (lo < 0 || static_cast<uint64_t>(hi) > peer.size))
+    // A dynamic window's target checks its attached regions itself.
+    if (any && w.flavor != MPI_WIN_FLAVOR_DYNAMIC && (lo < 0 || static_cast<uint64_t>(hi) > peer.size))
         return win_error(w, MPI_ERR_DISP, fn,
                          "the access falls outside the target's window: rank " + std::to_string(rank) +
                              "'s window is " + std::to_string(peer.size) + " bytes (disp_unit " +
@@ -196,6 +192,8 @@ int target_blocks(Win &w, const char *fn, int rank, MPI_Aint disp, int count, co
                              " bytes of data)");
     return MPI_SUCCESS;
 }
+
+namespace {
 
 // Room in the EQ for `events` more.
 void make_room(Win &w, size_t events)
@@ -336,6 +334,252 @@ void windows_finalize()
     }
 }
 
+namespace {
+
+// The message to a target's service: header, blocks, then data bytes of data.
+std::vector<std::byte> make_msg(const WinHeader &hd, const std::vector<WinBlock> &blocks, size_t data)
+{
+    std::vector<std::byte> m(sizeof hd + blocks.size() * sizeof(WinBlock) + data);
+    std::memcpy(m.data(), &hd, sizeof hd);
+    if (!blocks.empty())
+        std::memcpy(m.data() + sizeof hd, blocks.data(), blocks.size() * sizeof(WinBlock));
+    return m;
+}
+std::byte *msg_data(std::vector<std::byte> &m, size_t data) { return m.data() + m.size() - data; }
+
+std::vector<WinBlock> wire_blocks(const Target &t)
+{
+    std::vector<WinBlock> v;
+    v.reserve(t.blocks.size());
+    for (const Block &b : t.blocks)
+        v.push_back({static_cast<uint64_t>(b.offset), b.length});
+    return v;
+}
+
+// Posts the receive of a FETCH's answer (bytes) into count elements of rt
+// at result: directly when the caller says the answer has result's layout
+// there (direct), else staged and unpacked.
+int post_fetch(Win &w, int rank, uint64_t id, void *result, int count, const Datatype &rt, size_t bytes, bool direct)
+{
+    Fetch f;
+    f.id = id;
+    f.target = rank;
+    f.bytes = bytes;
+    std::byte *into;
+    if (direct) {
+        into = static_cast<std::byte *>(result) + rt.data_offset;
+    } else {
+        f.staging.resize(bytes);
+        f.dst = result;
+        f.count = count;
+        f.type = std::make_unique<Datatype>(rt);
+        into = f.staging.data();
+    }
+    if (int rc = weft_irecv_ctx(into, bytes, w.comm.to_world(rank), kWinFetched, w.comm.coll_context(), &f.req))
+        return rc;
+    w.fetches.push_back(std::move(f));
+    return WEFT_SUCCESS;
+}
+
+// Checks the origin side of a transfer of t.bytes.
+int matching_size(Win &w, const char *fn, const Datatype &ot, int ocount, const Target &t, const char *which)
+{
+    const size_t obytes = ot.size * static_cast<size_t>(ocount);
+    if (obytes == t.bytes)
+        return MPI_SUCCESS;
+    return win_error(w, MPI_ERR_TYPE, fn,
+                     std::string("the ") + which + " describes " + std::to_string(obytes) +
+                         " bytes of data and the target " + std::to_string(t.bytes) +
+                         " (the type signatures must match)");
+}
+
+// Put's and Get's checks: the types, the target's blocks (*t), matching sizes.
+int check_transfer(Win &w, const char *fn, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount,
+                   MPI_Datatype ttype, const Datatype **ot, Target *t)
+{
+    int rc = MPI_SUCCESS;
+    if (!(*ot = check_type(w, fn, otype, ocount, "origin", &rc)))
+        return rc;
+    const Datatype *tt = check_type(w, fn, ttype, tcount, "target", &rc);
+    if (!tt)
+        return rc;
+    if ((rc = target_blocks(w, fn, rank, disp, tcount, *tt, t)))
+        return rc;
+    return matching_size(w, fn, **ot, ocount, *t, "origin");
+}
+
+} // namespace
+
+int rma_put(Win &w, const char *fn, const void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp,
+            int tcount, MPI_Datatype ttype)
+{
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    const Datatype *ot;
+    Target t;
+    if (int rc = check_transfer(w, fn, ocount, otype, rank, disp, tcount, ttype, &ot, &t))
+        return rc;
+    if (t.bytes == 0)
+        return MPI_SUCCESS;
+    Wire wire;
+    wire_for_send(origin, ocount, *ot, &wire);
+    if (w.flavor == MPI_WIN_FLAVOR_DYNAMIC) {   // a replacing accumulate of bytes
+        WinHeader hd;
+        hd.blocks = t.blocks.size();
+        hd.elem = 1;
+        hd.op = MPI_REPLACE;
+        hd.basic = static_cast<int32_t>(Basic::Byte);
+        std::vector<std::byte> m = make_msg(hd, wire_blocks(t), t.bytes);
+        std::memcpy(msg_data(m, t.bytes), wire.ptr, t.bytes);
+        if (int wrc = win_send_msg(w, rank, kWinAcc, std::move(m), w.next_op++))
+            return win_error(w, fail_class(wrc), fn, weft_why(wrc));
+        return MPI_SUCCESS;
+    }
+    RmaOp op;
+    std::byte *data = wire.ptr;
+    if (wire.packed) {
+        op.buf = std::move(wire.scratch);   // the op owns the packed bytes until done
+        data = nullptr;
+    }
+    return issue(w, t, data, std::move(op), true, fn);
+}
+
+int rma_get(Win &w, const char *fn, void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp,
+            int tcount, MPI_Datatype ttype)
+{
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    const Datatype *ot;
+    Target t;
+    if (int rc = check_transfer(w, fn, ocount, otype, rank, disp, tcount, ttype, &ot, &t))
+        return rc;
+    if (t.bytes == 0)
+        return MPI_SUCCESS;
+    if (w.flavor == MPI_WIN_FLAVOR_DYNAMIC) {   // a fetching no-op of bytes
+        WinHeader hd;
+        hd.blocks = t.blocks.size();
+        hd.elem = 1;
+        hd.op = MPI_NO_OP;
+        hd.basic = static_cast<int32_t>(Basic::Byte);
+        const uint64_t id = w.next_op++;
+        int wrc = post_fetch(w, rank, id, origin, ocount, *ot, t.bytes, ot->contiguous(ocount));
+        if (!wrc)
+            wrc = win_send_msg(w, rank, kWinFetch, make_msg(hd, wire_blocks(t), 0), id);
+        return wrc ? win_error(w, fail_class(wrc), fn, weft_why(wrc)) : MPI_SUCCESS;
+    }
+    RmaOp op;
+    std::byte *data = nullptr;
+    if (ot->contiguous(ocount)) {
+        data = static_cast<std::byte *>(origin) + ot->data_offset;
+    } else {   // staged, unpacked when every part has arrived
+        op.buf.resize(t.bytes);
+        op.dst = origin;
+        op.count = ocount;
+        op.type = std::make_unique<Datatype>(*ot);
+    }
+    return issue(w, t, data, std::move(op), false, fn);
+}
+
+int rma_accumulate(Win &w, const char *fn, const void *origin, int ocount, MPI_Datatype otype, void *result,
+                   int rcount, MPI_Datatype rtype, int rank, MPI_Aint disp, int tcount, MPI_Datatype ttype, int op,
+                   bool fetch, const void *compare)
+{
+    int rc = MPI_SUCCESS;
+    const bool data_sent = op != MPI_NO_OP;
+    const Datatype *ot = nullptr;
+    if (data_sent && !(ot = check_type(w, fn, otype, ocount, "origin", &rc)))
+        return rc;
+    const Datatype *rt = nullptr;
+    if (fetch && !(rt = check_type(w, fn, rtype, rcount, "result", &rc)))
+        return rc;
+    const Datatype *tt = check_type(w, fn, ttype, tcount, "target", &rc);
+    if (!tt)
+        return rc;
+    const bool compare_and_swap = op == kWinCompareAndSwap;
+    if (!compare_and_swap && (op < MPI_MAX || op > MPI_NO_OP))
+        return win_error(w, MPI_ERR_OP, fn,
+                         std::string(op_name(op)) + " (" + std::to_string(op) + ") is not an operation " + fn +
+                             " takes (a predefined reduction, MPI_REPLACE or MPI_NO_OP)");
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    // The target applies whole basic elements in place: its datatype must
+    // be one basic type laid out densely.
+    const bool dense_target =
+        tt->basic != Basic::None && tt->basic != Basic::Mixed && tt->basic_size > 0 &&
+        (tt->predefined || (tt->contiguous(tcount) && tt->basic_size == tt->basic_extent));
+    if (!dense_target)
+        return win_error(w, MPI_ERR_TYPE, fn,
+                         "the target datatype " + (tt->name.empty() ? std::string() : tt->name + " ") +
+                             "must be predefined or a contiguous run of one basic type (this subset applies "
+                             "accumulates to dense arrays only)");
+    if (!compare_and_swap && !op_valid_for(op, tt->basic))
+        return win_error(w, MPI_ERR_OP, fn,
+                         std::string(op_name(op)) + " is not defined for " +
+                             (tt->name.empty() ? std::string("the target datatype") : tt->name));
+    if ((ot && ot->basic != tt->basic) || (rt && rt->basic != tt->basic))
+        return win_error(w, MPI_ERR_TYPE, fn,
+                         std::string("the ") + (ot && ot->basic != tt->basic ? "origin" : "result") +
+                             " and target datatypes are made of different basic types");
+    Target t;
+    if ((rc = target_blocks(w, fn, rank, disp, tcount, *tt, &t)))
+        return rc;
+    if ((ot && (rc = matching_size(w, fn, *ot, ocount, t, "origin"))) ||
+        (rt && (rc = matching_size(w, fn, *rt, rcount, t, "result"))))
+        return rc;
+    if (t.bytes == 0 || (op == MPI_NO_OP && !fetch))
+        return MPI_SUCCESS;
+    // In memory layout (pairs keep their padding), as the target holds it.
+    const size_t n = (tt->size / tt->basic_size) * static_cast<size_t>(tcount);
+    const size_t elem = tt->basic_extent;
+    const size_t mem_bytes = n * elem;
+    auto dense = [&](const Datatype &x, int count) {
+        return x.predefined || (x.contiguous(count) && x.basic_size == x.basic_extent);
+    };
+    if ((ot && !dense(*ot, ocount) && ot->basic_size != ot->basic_extent) ||
+        (rt && !dense(*rt, rcount) && rt->basic_size != rt->basic_extent))
+        return win_error(w, MPI_ERR_TYPE, fn,
+                         "accumulates from or into non-contiguous datatypes of padded pairs are not supported; "
+                         "use the predefined pair type with a contiguous buffer");
+    WinHeader hd;
+    hd.blocks = 1;
+    hd.elem = elem;
+    hd.op = op;
+    hd.basic = static_cast<int32_t>(tt->basic);
+    const WinBlock where{static_cast<uint64_t>(t.blocks.empty() ? 0 : t.blocks.front().offset), mem_bytes};
+    const size_t data = !data_sent ? 0 : compare_and_swap ? 2 * mem_bytes : mem_bytes;
+    std::vector<std::byte> m = make_msg(hd, {where}, data);
+    if (data_sent) {
+        std::byte *d = msg_data(m, data);
+        if (dense(*ot, ocount))
+            std::memcpy(d, static_cast<const std::byte *>(origin) + ot->data_offset, mem_bytes);
+        else
+            pack(origin, ocount, *ot, d);
+        if (compare_and_swap)
+            std::memcpy(d + mem_bytes, compare, mem_bytes);
+    }
+    const uint64_t id = w.next_op++;
+    // The answer is in the target's memory layout (pairs padded), which is
+    // a dense result type's.
+    int wrc = fetch ? post_fetch(w, rank, id, result, rcount, *rt, mem_bytes, dense(*rt, rcount)) : WEFT_SUCCESS;
+    if (!wrc)
+        wrc = win_send_msg(w, rank, fetch ? kWinFetch : kWinAcc, std::move(m), id);
+    return wrc ? win_error(w, fail_class(wrc), fn, weft_why(wrc)) : MPI_SUCCESS;
+}
+
+int win_check_args(const char *fn, MPI_Comm h, const char *null_pointer, MPI_Aint size, int disp_unit, Comm **c)
+{
+    *c = comm(h);
+    if (!*c)
+        return raise(nullptr, MPI_ERR_COMM, fn, "communicator " + std::to_string(h) + " is not valid");
+    if (null_pointer)
+        return raise(*c, MPI_ERR_ARG, fn, std::string(null_pointer) + " is NULL");
+    if (size < 0)
+        return raise(*c, MPI_ERR_SIZE, fn, "size " + std::to_string(size) + " is negative");
+    if (disp_unit <= 0)
+        return raise(*c, MPI_ERR_DISP, fn, "disp_unit " + std::to_string(disp_unit) + " is not positive");
+    return MPI_SUCCESS;
+}
+
 } // namespace weft::mpi
 
 using namespace weft::mpi;
@@ -348,19 +592,17 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
     MPI_THREAD_GUARD;
     const char *fn = "MPI_Win_create";
     MPI_NEED_INIT(fn);
-    (void)info;
-    Comm *c = comm(h);
-    if (!c)
-        return raise(nullptr, MPI_ERR_COMM, fn, "communicator " + std::to_string(h) + " is not valid");
-    if (!out)
-        return raise(c, MPI_ERR_ARG, fn, "win is NULL");
-    if (size < 0)
-        return raise(c, MPI_ERR_SIZE, fn, "size " + std::to_string(size) + " is negative");
-    if (disp_unit <= 0)
-        return raise(c, MPI_ERR_DISP, fn, "disp_unit " + std::to_string(disp_unit) + " is not positive");
+    Comm *c;
+    if (int rc = win_check_args(fn, h, out ? nullptr : "win", size, disp_unit, &c))
+        return rc;
     if (!base && size > 0)
         return raise(c, MPI_ERR_BASE, fn, "base is NULL with size " + std::to_string(size));
-    return create(fn, c, base, static_cast<size_t>(size), disp_unit, nullptr, out);
+    auto w = std::make_unique<Win>();
+    w->base = static_cast<std::byte *>(base);
+    w->size = static_cast<size_t>(size);
+    w->disp_unit = disp_unit;
+    w->flavor = MPI_WIN_FLAVOR_CREATE;
+    return win_make(fn, c, std::move(w), info, out);
 }
 
 WEFT_MPI_WEAK(Win_allocate)
@@ -369,16 +611,9 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm h, v
     MPI_THREAD_GUARD;
     const char *fn = "MPI_Win_allocate";
     MPI_NEED_INIT(fn);
-    (void)info;
-    Comm *c = comm(h);
-    if (!c)
-        return raise(nullptr, MPI_ERR_COMM, fn, "communicator " + std::to_string(h) + " is not valid");
-    if (!out || !baseptr)
-        return raise(c, MPI_ERR_ARG, fn, "baseptr or win is NULL");
-    if (size < 0)
-        return raise(c, MPI_ERR_SIZE, fn, "size " + std::to_string(size) + " is negative");
-    if (disp_unit <= 0)
-        return raise(c, MPI_ERR_DISP, fn, "disp_unit " + std::to_string(disp_unit) + " is not positive");
+    Comm *c;
+    if (int rc = win_check_args(fn, h, !baseptr ? "baseptr" : !out ? "win" : nullptr, size, disp_unit, &c))
+        return rc;
     std::unique_ptr<std::byte[]> mem;
     if (size > 0) {
         mem.reset(new (std::nothrow) std::byte[static_cast<size_t>(size)]);
@@ -387,7 +622,13 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm h, v
         std::memset(mem.get(), 0, static_cast<size_t>(size));
     }
     void *base = mem.get();
-    const int rc = create(fn, c, base, static_cast<size_t>(size), disp_unit, std::move(mem), out);
+    auto w = std::make_unique<Win>();
+    w->base = static_cast<std::byte *>(base);
+    w->size = static_cast<size_t>(size);
+    w->disp_unit = disp_unit;
+    w->owned = std::move(mem);
+    w->flavor = MPI_WIN_FLAVOR_ALLOCATE;
+    const int rc = win_make(fn, c, std::move(w), info, out);
     if (rc == MPI_SUCCESS)
         *static_cast<void **>(baseptr) = base;
     return rc;
@@ -450,158 +691,30 @@ int PMPI_Win_get_errhandler(MPI_Win h, MPI_Errhandler *eh)
 
 WEFT_MPI_WEAK(Put)
 int PMPI_Put(const void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount,
-            MPI_Datatype ttype, MPI_Win h)
+             MPI_Datatype ttype, MPI_Win h)
 {
     MPI_THREAD_GUARD;
-    const char *fn = "MPI_Put";
-    WIN_OR_RETURN(fn, h, w);
-    if (rank == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    int rc = MPI_SUCCESS;
-    const Datatype *ot = check_type(*w, fn, otype, ocount, "origin", &rc);
-    if (!ot)
-        return rc;
-    const Datatype *tt = check_type(*w, fn, ttype, tcount, "target", &rc);
-    if (!tt)
-        return rc;
-    Target t;
-    if ((rc = target_blocks(*w, fn, rank, disp, tcount, *tt, &t)))
-        return rc;
-    const size_t obytes = ot->size * static_cast<size_t>(ocount);
-    if (obytes != t.bytes)
-        return win_error(*w, MPI_ERR_TYPE, fn,
-                         "the origin describes " + std::to_string(obytes) + " bytes of data and the target " +
-                             std::to_string(t.bytes) + " (the type signatures must match)");
-    if (t.bytes == 0)
-        return MPI_SUCCESS;
-    Wire wire;
-    wire_for_send(origin, ocount, *ot, &wire);
-    RmaOp op;
-    std::byte *data = wire.ptr;
-    if (wire.packed) {
-        op.buf = std::move(wire.scratch);   // the op owns the packed bytes until done
-        data = nullptr;
-    }
-    return issue(*w, t, data, std::move(op), true, fn);
+    WIN_OR_RETURN("MPI_Put", h, w);
+    return rma_put(*w, "MPI_Put", origin, ocount, otype, rank, disp, tcount, ttype);
 }
 
 WEFT_MPI_WEAK(Get)
 int PMPI_Get(void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount, MPI_Datatype ttype,
-            MPI_Win h)
+             MPI_Win h)
 {
     MPI_THREAD_GUARD;
-    const char *fn = "MPI_Get";
-    WIN_OR_RETURN(fn, h, w);
-    if (rank == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    int rc = MPI_SUCCESS;
-    const Datatype *ot = check_type(*w, fn, otype, ocount, "origin", &rc);
-    if (!ot)
-        return rc;
-    const Datatype *tt = check_type(*w, fn, ttype, tcount, "target", &rc);
-    if (!tt)
-        return rc;
-    Target t;
-    if ((rc = target_blocks(*w, fn, rank, disp, tcount, *tt, &t)))
-        return rc;
-    const size_t obytes = ot->size * static_cast<size_t>(ocount);
-    if (obytes != t.bytes)
-        return win_error(*w, MPI_ERR_TYPE, fn,
-                         "the origin describes " + std::to_string(obytes) + " bytes of data and the target " +
-                             std::to_string(t.bytes) + " (the type signatures must match)");
-    if (t.bytes == 0)
-        return MPI_SUCCESS;
-    RmaOp op;
-    std::byte *data = nullptr;
-    if (ot->contiguous(ocount)) {
-        data = static_cast<std::byte *>(origin) + ot->data_offset;
-    } else {   // staged, unpacked when every part has arrived
-        op.buf.resize(t.bytes);
-        op.dst = origin;
-        op.count = ocount;
-        op.type = std::make_unique<Datatype>(*ot);
-    }
-    return issue(*w, t, data, std::move(op), false, fn);
+    WIN_OR_RETURN("MPI_Get", h, w);
+    return rma_get(*w, "MPI_Get", origin, ocount, otype, rank, disp, tcount, ttype);
 }
 
 WEFT_MPI_WEAK(Accumulate)
 int PMPI_Accumulate(const void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp, int tcount,
-                   MPI_Datatype ttype, MPI_Op op, MPI_Win h)
+                    MPI_Datatype ttype, MPI_Op op, MPI_Win h)
 {
     MPI_THREAD_GUARD;
-    const char *fn = "MPI_Accumulate";
-    WIN_OR_RETURN(fn, h, w);
-    int rc = MPI_SUCCESS;
-    const Datatype *ot = check_type(*w, fn, otype, ocount, "origin", &rc);
-    if (!ot)
-        return rc;
-    const Datatype *tt = check_type(*w, fn, ttype, tcount, "target", &rc);
-    if (!tt)
-        return rc;
-    if (op < MPI_MAX || op > MPI_NO_OP)
-        return win_error(*w, MPI_ERR_OP, fn,
-                         std::string(op_name(op)) + " (" + std::to_string(op) +
-                             ") is not an operation MPI_Accumulate takes (a predefined reduction, MPI_REPLACE "
-                             "or MPI_NO_OP)");
-    if (rank == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    // The target applies whole basic elements in place: its datatype must
-    // be one basic type laid out densely.
-    const bool dense_target =
-        tt->basic != Basic::None && tt->basic != Basic::Mixed && tt->basic_size > 0 &&
-        (tt->predefined || (tt->contiguous(tcount) && tt->basic_size == tt->basic_extent));
-    if (!dense_target)
-        return win_error(*w, MPI_ERR_TYPE, fn,
-                         "the target datatype " + (tt->name.empty() ? std::string() : tt->name + " ") +
-                             "must be predefined or a contiguous run of one basic type (this subset applies "
-                             "accumulates to dense arrays only)");
-    if (!op_valid_for(op, tt->basic))
-        return win_error(*w, MPI_ERR_OP, fn,
-                         std::string(op_name(op)) + " is not defined for " +
-                             (tt->name.empty() ? std::string("the target datatype") : tt->name));
-    if (ot->basic != tt->basic)
-        return win_error(*w, MPI_ERR_TYPE, fn, "the origin and target datatypes are made of different basic types");
-    Target t;
-    if ((rc = target_blocks(*w, fn, rank, disp, tcount, *tt, &t)))
-        return rc;
-    const size_t obytes = ot->size * static_cast<size_t>(ocount);
-    if (obytes != t.bytes)
-        return win_error(*w, MPI_ERR_TYPE, fn,
-                         "the origin describes " + std::to_string(obytes) + " bytes of data and the target " +
-                             std::to_string(t.bytes) + " (the type signatures must match)");
-    if (t.bytes == 0 || op == MPI_NO_OP)
-        return MPI_SUCCESS;
-    // In memory layout (pairs keep their padding), as the target holds it.
-    const size_t n = (tt->size / tt->basic_size) * static_cast<size_t>(tcount);
-    const size_t elem = tt->basic_extent;
-    const size_t mem_bytes = n * elem;
-    const bool origin_dense = ot->predefined || (ot->contiguous(ocount) && ot->basic_size == ot->basic_extent);
-    if (!origin_dense && ot->basic_size != ot->basic_extent)
-        return win_error(*w, MPI_ERR_TYPE, fn,
-                         "accumulates from non-contiguous datatypes of padded pairs are not supported; use the "
-                         "predefined pair type with a contiguous buffer");
-    WinHeader hd;
-    hd.offset = static_cast<uint64_t>(t.blocks.empty() ? 0 : t.blocks.front().offset);
-    hd.n = n;
-    hd.elem = elem;
-    hd.op = op;
-    hd.basic = static_cast<int32_t>(tt->basic);
-    AccSend s;
-    s.target = rank;
-    s.msg.resize(sizeof hd + mem_bytes);
-    std::memcpy(s.msg.data(), &hd, sizeof hd);
-    if (origin_dense)
-        std::memcpy(s.msg.data() + sizeof hd,
-                    static_cast<const std::byte *>(origin) + ot->data_offset,
-                    mem_bytes);
-    else
-        pack(origin, ocount, *ot, s.msg.data() + sizeof hd);
-    if (int wrc = weft_isend_ctx(s.msg.data(), s.msg.size(), t.world, kWinAcc, w->ctx, 0, &s.req))
-        return win_error(*w, fail_class(wrc), fn, weft_why(wrc));
-    w->acc_sends.push_back(std::move(s));
-    ++w->acc_since_fence[static_cast<size_t>(rank)];
-    ++w->acc_since_flush[static_cast<size_t>(rank)];
-    return MPI_SUCCESS;
+    WIN_OR_RETURN("MPI_Accumulate", h, w);
+    return rma_accumulate(*w, "MPI_Accumulate", origin, ocount, otype, nullptr, 0, MPI_DATATYPE_NULL, rank, disp,
+                          tcount, ttype, op, false, nullptr);
 }
 
 } // extern "C"

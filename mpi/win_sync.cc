@@ -13,6 +13,7 @@
 //    and no release (and no message at all when no ACC went out since).
 //  - MPI_MODE_NOCHECK locks send no LOCK: unlock is then a flush.
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -32,18 +33,6 @@ void pass(Win &w)
 {
     win_drain(w);   // polls the EQ, which progresses once
     win_service();
-}
-
-// The error a sync call reports: a failed transfer since the last one.
-int take_error(Win &w, const char *fn)
-{
-    if (w.error_class == MPI_SUCCESS)
-        return MPI_SUCCESS;
-    const int cls = w.error_class;
-    const std::string why = w.error_why;
-    w.error_class = MPI_SUCCESS;
-    w.error_why.clear();
-    return win_error(w, cls, fn, why);
 }
 
 void reply(Win &w, uint32_t origin, int32_t tag)
@@ -70,48 +59,111 @@ void grant_waiting(Win &w)
     }
 }
 
-void apply_acc(Win &w, const std::byte *msg, size_t len)
+// The target memory of [offset, offset+bytes), or null when it is not all
+// inside the window (dynamic: inside one attached region).
+std::byte *locate(const Win &w, uint64_t offset, uint64_t bytes)
 {
-    WinHeader hd;
-    if (len < sizeof hd)
-        return;
-    std::memcpy(&hd, msg, sizeof hd);
-    ++w.acc_applied;
-    // The origin checked the range; a malformed message (sizes that
-    // overflow, run past the window or past the message) changes nothing.
-    if (hd.elem == 0 || hd.elem > 64 || hd.n > w.size / hd.elem)
-        return;
-    const size_t bytes = static_cast<size_t>(hd.n * hd.elem);
-    if (len - sizeof hd < bytes || hd.offset > w.size || bytes > w.size - hd.offset)
-        return;
-    std::byte *dst = w.base + hd.offset;
-    const std::byte *src = msg + sizeof hd;
-    if (hd.op == MPI_REPLACE) {
+    if (w.flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        if (offset > w.size || bytes > w.size - offset)
+            return nullptr;
+        return w.base + offset;
+    }
+    for (const Region &r : w.regions)
+        if (offset >= r.base && offset - r.base <= r.size && bytes <= r.size - (offset - r.base))
+            return reinterpret_cast<std::byte *>(static_cast<uintptr_t>(offset));
+    return nullptr;
+}
+
+// One element-wise update of n elements at dst with src (which may be misaligned).
+void apply_op(int32_t op, Basic b, size_t elem, std::byte *dst, const std::byte *src, size_t n)
+{
+    const size_t bytes = n * elem;
+    if (op == MPI_REPLACE) {
         std::memmove(dst, src, bytes);
         return;
     }
     // reduce_apply works on typed arrays: stage both sides when the window
     // location is not aligned for the type.
-    const Basic b = static_cast<Basic>(hd.basic);
-    if (reinterpret_cast<uintptr_t>(dst) % alignof(std::max_align_t) == 0 ||
-        (hd.elem && reinterpret_cast<uintptr_t>(dst) % hd.elem == 0)) {
-        std::vector<std::byte> in(src, src + bytes);   // src follows a 40-byte header: may be misaligned too
-        reduce_apply(hd.op, b, in.data(), dst, hd.n);
+    std::vector<std::byte> in(src, src + bytes);
+    if (reinterpret_cast<uintptr_t>(dst) % elem == 0) {
+        reduce_apply(op, b, in.data(), dst, n);
     } else {
-        std::vector<std::byte> in(src, src + bytes), io(dst, dst + bytes);
-        reduce_apply(hd.op, b, in.data(), io.data(), hd.n);
+        std::vector<std::byte> io(dst, dst + bytes);
+        reduce_apply(op, b, in.data(), io.data(), n);
         std::memcpy(dst, io.data(), bytes);
     }
+}
+
+// An ACC or FETCH message: applies it block by block; a FETCH is answered
+// with the blocks' contents from before. The origin checked the ranges
+// (except a dynamic window's regions); a malformed message (sizes that
+// overflow, run past the window or past the message, memory not attached)
+// changes nothing, and false says so.
+bool apply_msg(Win &w, int from, uint32_t origin, bool fetch, const std::byte *msg, size_t len)
+{
+    ++w.acc_applied_from[static_cast<size_t>(from)];
+    WinHeader hd;
+    if (len < sizeof hd)
+        return false;
+    std::memcpy(&hd, msg, sizeof hd);
+    if (hd.elem == 0 || hd.elem > 64 || hd.blocks > (len - sizeof hd) / sizeof(WinBlock))
+        return false;
+    std::vector<WinBlock> blocks(hd.blocks);
+    std::memcpy(blocks.data(), msg + sizeof hd, hd.blocks * sizeof(WinBlock));
+    const std::byte *data = msg + sizeof hd + hd.blocks * sizeof(WinBlock);
+    const size_t data_len = len - sizeof hd - hd.blocks * sizeof(WinBlock);
+    uint64_t total = 0;
+    std::vector<std::byte *> where(blocks.size());
+    for (size_t i = 0; i < blocks.size(); ++i) {
+        where[i] = locate(w, blocks[i].offset, blocks[i].bytes);
+        if (!where[i] || blocks[i].bytes % hd.elem)
+            return false;
+        total += blocks[i].bytes;
+    }
+    const uint64_t needed = hd.op == MPI_NO_OP ? 0 : hd.op == kWinCompareAndSwap ? 2 * total : total;
+    if (data_len < needed)
+        return false;
+    std::vector<std::byte> old;
+    if (fetch) {
+        old.resize(total);
+        size_t pos = 0;
+        for (size_t i = 0; i < blocks.size(); ++i) {
+            std::memcpy(old.data() + pos, where[i], blocks[i].bytes);
+            pos += blocks[i].bytes;
+        }
+    }
+    const Basic b = static_cast<Basic>(hd.basic);
+    size_t pos = 0;
+    for (size_t i = 0; i < blocks.size() && hd.op != MPI_NO_OP; ++i) {
+        const size_t bytes = blocks[i].bytes;
+        if (hd.op == kWinCompareAndSwap) {
+            if (std::memcmp(where[i], data + total + pos, bytes) == 0)
+                std::memcpy(where[i], data + pos, bytes);
+        } else {
+            apply_op(hd.op, b, hd.elem, where[i], data + pos, bytes / hd.elem);
+        }
+        pos += bytes;
+    }
+    if (fetch) {
+        weft_request_t r;
+        if (weft_isend_ctx(old.data(), old.size(), origin, kWinFetched, w.comm.coll_context(), 0, &r) ==
+            WEFT_SUCCESS)
+            keep_in_background(r, std::move(old));
+    }
+    return true;
 }
 
 void handle(Win &w, uint32_t origin, int32_t tag, const std::vector<std::byte> &msg)
 {
     WinHeader hd;
-    if (tag != kWinAcc && msg.size() >= sizeof hd)
+    if (tag != kWinAcc && tag != kWinFetch && msg.size() >= sizeof hd)
         std::memcpy(&hd, msg.data(), sizeof hd);
     switch (tag) {
     case kWinAcc:
-        apply_acc(w, msg.data(), msg.size());
+    case kWinFetch:
+        if (const int from = w.comm.from_world(origin); from >= 0)
+            if (!apply_msg(w, from, origin, tag == kWinFetch, msg.data(), msg.size()) && tag == kWinFetch)
+                reply(w, origin, kWinFetched);   // empty: the origin reports the refusal
         break;
     case kWinLock:
         w.lock_queue.push_back({origin, hd.basic});
@@ -171,6 +223,18 @@ int request(Win &w, int to, int32_t tag, const WinHeader &hd, int32_t reply_tag)
 
 } // namespace
 
+// The error a sync call reports: a failed transfer since the last one.
+int win_take_error(Win &w, const char *fn)
+{
+    if (w.error_class == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    const int cls = w.error_class;
+    const std::string why = w.error_why;
+    w.error_class = MPI_SUCCESS;
+    w.error_why.clear();
+    return win_error(w, cls, fn, why);
+}
+
 void win_service()
 {
     if (g_in_service)
@@ -198,6 +262,35 @@ void win_service_detach_if_idle()
     }
 }
 
+namespace {
+
+void note_failure(Win &w, int rc, const std::string &what)
+{
+    if (rc != WEFT_SUCCESS && w.error_class == MPI_SUCCESS) {
+        w.error_class = fail_class(rc);
+        w.error_why = what + ": " + weft_why(rc);
+    }
+}
+
+// A FETCH answered: a staged answer is unpacked into the result buffer.
+void finish_fetch(Win &w, Fetch &f, int rc, size_t received)
+{
+    note_failure(w, rc, "the answer of an atomic or get from rank " + std::to_string(f.target) + " failed");
+    if (rc == WEFT_SUCCESS && received != f.bytes && w.error_class == MPI_SUCCESS) {
+        w.error_class = MPI_ERR_DISP;
+        w.error_why = "rank " + std::to_string(f.target) +
+                      " refused an atomic or get: the target memory is not (or no longer) attached to its "
+                      "dynamic window, or not inside its window";
+        return;
+    }
+    if (rc == WEFT_SUCCESS && f.type && f.dst)
+        unpack(f.staging.data(), f.staging.size(), f.dst, f.count, *f.type);
+}
+
+bool targets(int target, int rank) { return target < 0 || target == rank; }
+
+} // namespace
+
 int win_complete(Win &w, int target)
 {
     auto busy = [&] {
@@ -207,31 +300,106 @@ int win_complete(Win &w, int target)
     };
     while (busy())
         pass(w);
-    // ACC sends: wait the ones to target (or all), keep the others.
+    // ACC sends and fetches: wait the ones to target (or all), keep the others.
     for (auto it = w.acc_sends.begin(); it != w.acc_sends.end();) {
-        if (target >= 0 && it->target != target) {
+        if (!targets(target, it->target)) {
+            ++it;
+            continue;
+        }
+        weft_msg_status_t st{};
+        note_failure(w, wait_one(&it->req, &st), "an accumulate to rank " + std::to_string(it->target) + " failed");
+        it = w.acc_sends.erase(it);
+    }
+    for (auto it = w.fetches.begin(); it != w.fetches.end();) {
+        if (!targets(target, it->target)) {
             ++it;
             continue;
         }
         weft_msg_status_t st{};
         const int rc = wait_one(&it->req, &st);
-        if (rc != WEFT_SUCCESS && w.error_class == MPI_SUCCESS) {
-            w.error_class = fail_class(rc);
-            w.error_why = "an accumulate to rank " + std::to_string(it->target) + " failed: " + weft_why(rc);
-        }
-        it = w.acc_sends.erase(it);
+        finish_fetch(w, *it, rc, st.count);
+        it = w.fetches.erase(it);
     }
     return w.error_class;
+}
+
+void win_poll(Win &w)
+{
+    win_drain(w);
+    for (auto it = w.acc_sends.begin(); it != w.acc_sends.end();) {
+        int done = 0;
+        weft_msg_status_t st{};
+        const int rc = weft_test(&it->req, &done, &st);
+        if (!done && rc == WEFT_SUCCESS) {
+            ++it;
+            continue;
+        }
+        note_failure(w, rc ? rc : st.error, "an accumulate to rank " + std::to_string(it->target) + " failed");
+        it = w.acc_sends.erase(it);
+    }
+    for (auto it = w.fetches.begin(); it != w.fetches.end();) {
+        int done = 0;
+        weft_msg_status_t st{};
+        const int rc = weft_test(&it->req, &done, &st);
+        if (!done && rc == WEFT_SUCCESS) {
+            ++it;
+            continue;
+        }
+        finish_fetch(w, *it, rc ? rc : st.error, st.count);
+        it = w.fetches.erase(it);
+    }
+}
+
+bool win_pending(const Win &w, uint64_t lo, uint64_t hi)
+{
+    auto in = [&](uint64_t id) { return id >= lo && id < hi; };
+    if (auto it = w.ops.lower_bound(lo); it != w.ops.end() && it->first < hi)
+        return true;
+    for (const AccSend &s : w.acc_sends)
+        if (in(s.id))
+            return true;
+    for (const Fetch &f : w.fetches)
+        if (in(f.id))
+            return true;
+    return false;
+}
+
+int win_send_msg(Win &w, int target, int32_t tag, std::vector<std::byte> msg, uint64_t id)
+{
+    AccSend s;
+    s.id = id;
+    s.target = target;
+    s.msg = std::move(msg);
+    if (int rc = weft_isend_ctx(s.msg.data(), s.msg.size(), w.comm.to_world(target), tag, w.ctx, 0, &s.req))
+        return rc;
+    w.acc_sends.push_back(std::move(s));
+    ++w.acc_sent_to[static_cast<size_t>(target)];
+    ++w.acc_since_flush[static_cast<size_t>(target)];
+    return WEFT_SUCCESS;
+}
+
+void win_wait_applied(Win &w, const std::vector<uint64_t> &counts)
+{
+    auto behind = [&] {
+        for (size_t r = 0; r < counts.size(); ++r)
+            if (w.acc_applied_from[r] < counts[r])
+                return true;
+        return false;
+    };
+    while (behind()) {
+        weft_progress();
+        win_service();
+    }
 }
 
 int win_quiesce(Win &w, const char *fn)
 {
     win_complete(w, -1);
-    // How many ACC messages each member sent to each: every member learns
-    // how many it must have applied.
+    // How many ACC messages each member sent to each since the window was
+    // made: every member learns how many it must have applied.
     const Comm &c = w.comm;
     std::vector<uint64_t> incoming(static_cast<size_t>(c.size), 0);
-    incoming[static_cast<size_t>(c.rank)] = w.acc_since_fence[static_cast<size_t>(c.rank)];
+    incoming[static_cast<size_t>(c.rank)] = w.acc_sent_to[static_cast<size_t>(c.rank)];
     std::vector<weft_request_t> reqs;
     int rc = WEFT_SUCCESS;
     for (int r = 0; r < c.size && !rc; ++r) {
@@ -244,21 +412,15 @@ int win_quiesce(Win &w, const char *fn)
     }
     for (int r = 0; r < c.size && !rc; ++r)
         if (r != c.rank)
-            rc = coll_send(c, &w.acc_since_fence[static_cast<size_t>(r)], sizeof(uint64_t), r, kTagWin);
+            rc = coll_send(c, &w.acc_sent_to[static_cast<size_t>(r)], sizeof(uint64_t), r, kTagWin);
     const int wrc = coll_waitall(reqs);
     if (rc || wrc)
         return win_error(w, fail_class(rc ? rc : wrc), fn, "exchanging the accumulate counts failed: " +
                                                                weft_why(rc ? rc : wrc));
-    std::fill(w.acc_since_fence.begin(), w.acc_since_fence.end(), 0);
-    for (uint64_t n : incoming)
-        w.acc_expected += n;
-    while (w.acc_applied < w.acc_expected) {
-        weft_progress();
-        win_service();
-    }
+    win_wait_applied(w, incoming);
     if (int brc = barrier(c))
         return win_error(w, fail_class(brc), fn, "the closing barrier failed: " + weft_why(brc));
-    return take_error(w, fn);
+    return win_take_error(w, fn);
 }
 
 } // namespace weft::mpi
@@ -345,7 +507,18 @@ int finish_epoch(Win &w, int rank, bool release, const char *fn)
     if (rc)
         return win_error(w, fail_class(rc), fn, "completing the epoch at rank " + std::to_string(rank) +
                                                     " failed: " + weft_why(rc));
-    return take_error(w, fn);
+    return win_take_error(w, fn);
+}
+
+// Flush or unlock of every rank held; the first error.
+int finish_all(Win &w, bool release, const char *fn)
+{
+    int first = MPI_SUCCESS;
+    for (int r = 0; r < w.comm.size; ++r)
+        if (w.locked[static_cast<size_t>(r)] != LockHeld::None)
+            if (int rc = finish_epoch(w, r, release, fn); rc && !first)
+                first = rc;
+    return first;
 }
 
 int check_held(Win &w, int rank, const char *fn)
@@ -395,12 +568,110 @@ int PMPI_Win_flush_all(MPI_Win h)
     MPI_THREAD_GUARD;
     const char *fn = "MPI_Win_flush_all";
     WIN_OR_RETURN(fn, h, w);
-    int first = MPI_SUCCESS;
-    for (int r = 0; r < w->comm.size; ++r)
-        if (w->locked[static_cast<size_t>(r)] != LockHeld::None)
-            if (int rc = finish_epoch(*w, r, false, fn); rc && !first)
-                first = rc;
-    return first;
+    return finish_all(*w, false, fn);
+}
+
+WEFT_MPI_WEAK(Win_lock_all)
+int PMPI_Win_lock_all(int assert, MPI_Win h)
+{
+    MPI_THREAD_GUARD;
+    const char *fn = "MPI_Win_lock_all";
+    WIN_OR_RETURN(fn, h, w);
+    if (assert & ~MPI_MODE_NOCHECK)
+        return win_error(*w, MPI_ERR_ASSERT, fn,
+                         "assert " + std::to_string(assert) + " has bits other than MPI_MODE_NOCHECK");
+    for (size_t r = 0; r < w->locked.size(); ++r)
+        if (w->locked[r] != LockHeld::None)
+            return win_error(*w, MPI_ERR_RMA_SYNC, fn,
+                             "this process already holds a lock on rank " + std::to_string(r) +
+                                 " of this window (unlock it first)");
+    // A shared lock on every member; the requests go out together.
+    const bool nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    if (!nocheck) {
+        std::vector<weft_request_t> grants, sends;
+        WinHeader hd;
+        hd.basic = MPI_LOCK_SHARED;
+        int rc = WEFT_SUCCESS;
+        for (int r = 0; r < w->comm.size && !rc; ++r) {
+            weft_request_t rr, sr;
+            const uint32_t dest = w->comm.to_world(r);
+            rc = weft_irecv_ctx(nullptr, 0, dest, kWinGrant, w->comm.coll_context(), &rr);
+            if (rc)
+                break;
+            grants.push_back(rr);
+            rc = weft_isend_ctx(&hd, sizeof hd, dest, kWinLock, w->ctx, 0, &sr);
+            if (!rc)
+                sends.push_back(sr);
+        }
+        int wrc = WEFT_SUCCESS;
+        for (auto *v : {&sends, &grants})
+            for (weft_request_t &q : *v) {
+                weft_msg_status_t st{};
+                if (int x = wait_one(&q, &st); x && !wrc)
+                    wrc = x;
+            }
+        if (rc || wrc)
+            return win_error(*w, fail_class(rc ? rc : wrc), fn,
+                             "asking every member for a shared lock failed: " + weft_why(rc ? rc : wrc));
+    }
+    std::fill(w->locked.begin(), w->locked.end(), LockHeld::Shared);
+    std::fill(w->nocheck.begin(), w->nocheck.end(), nocheck);
+    return MPI_SUCCESS;
+}
+
+WEFT_MPI_WEAK(Win_unlock_all)
+int PMPI_Win_unlock_all(MPI_Win h)
+{
+    MPI_THREAD_GUARD;
+    const char *fn = "MPI_Win_unlock_all";
+    WIN_OR_RETURN(fn, h, w);
+    for (size_t r = 0; r < w->locked.size(); ++r)
+        if (w->locked[r] != LockHeld::Shared)
+            return win_error(*w, MPI_ERR_RMA_SYNC, fn,
+                             "this process holds no shared lock on rank " + std::to_string(r) +
+                                 " (MPI_Win_lock_all must come first)");
+    return finish_all(*w, true, fn);
+}
+
+WEFT_MPI_WEAK(Win_flush_local)
+int PMPI_Win_flush_local(int rank, MPI_Win h)
+{
+    MPI_THREAD_GUARD;
+    const char *fn = "MPI_Win_flush_local";
+    WIN_OR_RETURN(fn, h, w);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (int rc = check_held(*w, rank, fn))
+        return rc;
+    // Local completion: the origin buffers may be reused. Puts complete
+    // when acknowledged, which is also remote completion.
+    win_complete(*w, rank);
+    return win_take_error(*w, fn);
+}
+
+WEFT_MPI_WEAK(Win_flush_local_all)
+int PMPI_Win_flush_local_all(MPI_Win h)
+{
+    MPI_THREAD_GUARD;
+    const char *fn = "MPI_Win_flush_local_all";
+    WIN_OR_RETURN(fn, h, w);
+    win_complete(*w, -1);
+    return win_take_error(*w, fn);
+}
+
+WEFT_MPI_WEAK(Win_sync)
+int PMPI_Win_sync(MPI_Win h)
+{
+    MPI_THREAD_GUARD;
+    WIN_OR_RETURN("MPI_Win_sync", h, w);
+    // The unified model has one copy of the memory: a full memory barrier
+    // orders this process's loads and stores against the others', and a
+    // service pass applies what has arrived.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    weft_progress();
+    win_service();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return MPI_SUCCESS;
 }
 
 } // extern "C"

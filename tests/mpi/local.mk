@@ -177,4 +177,19 @@ tests_mpi_intercomm_LDADD = libweft_mpi.la libweft.la
 tests_mpi_intercomm_LDFLAGS = $(mpi_test_ldflags)
 
 # One-sided:
+check_PROGRAMS += tests/mpi/win_atomic
+tests_mpi_win_atomic_SOURCES = tests/mpi/win_atomic.c tests/mpi/mtest.h
+tests_mpi_win_atomic_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_win_atomic_LDADD = libweft_mpi.la libweft.la
+tests_mpi_win_atomic_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/win_epochs
+tests_mpi_win_epochs_SOURCES = tests/mpi/win_epochs.c tests/mpi/mtest.h
+tests_mpi_win_epochs_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_win_epochs_LDADD = libweft_mpi.la libweft.la
+tests_mpi_win_epochs_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/win_osu
+tests_mpi_win_osu_SOURCES = tests/mpi/win_osu.c tests/mpi/mtest.h
+tests_mpi_win_osu_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_win_osu_LDADD = libweft_mpi.la libweft.la
+tests_mpi_win_osu_LDFLAGS = $(mpi_test_ldflags)
 

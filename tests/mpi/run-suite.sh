@@ -58,6 +58,9 @@ comm_more        1
 intercomm        1
 
 # (one-sided)
+win_atomic       1
+win_epochs       1
+win_osu          1
 "
 # Programs whose job must end in failure.
 EXPECT_ABORT="errors_fatal"
