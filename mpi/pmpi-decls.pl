@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: BSD-3-Clause
 # pmpi-decls.pl: write weft_pmpi.h, the PMPI_ twin of every function
 # prototype in mpi.h, so that a tool library can call PMPI_Send while it
 # defines MPI_Send itself (MPI-3.1 chapter 14, the profiling interface).
@@ -34,6 +35,7 @@ close $in;
 die "$0: an unterminated prototype at the end of $mpi_h\n" if defined $current;
 
 my $out = <<'HEAD';
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* weft_pmpi.h: the profiling interface (PMPI_) of every function mpi.h
  * declares. Generated from mpi.h by mpi/pmpi-decls.pl: do not edit; run
  *   perl mpi/pmpi-decls.pl mpi/include/mpi.h > mpi/include/weft_pmpi.h

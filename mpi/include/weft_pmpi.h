@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* weft_pmpi.h: the profiling interface (PMPI_) of every function mpi.h
  * declares. Generated from mpi.h by mpi/pmpi-decls.pl: do not edit; run
  *   perl mpi/pmpi-decls.pl mpi/include/mpi.h > mpi/include/weft_pmpi.h

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/mpi: MPI programs (each prints "No Errors" when every check held),
 # built against libweft_mpi like any user program, and run by
 # run-suite.sh under weftrun at 1-4 ranks over self+scif and self+tcp
@@ -103,7 +104,8 @@ tests_mpi_libpmpi_tool_la_LIBADD = libweft_mpi.la
 tests_mpi_libpmpi_tool_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -rpath /nowhere
 
 TESTS += tests/mpi/suite.sh tests/mpi/wrapper.sh tests/mpi/pmpi.sh
-EXTRA_DIST += tests/mpi/suite.sh tests/mpi/wrapper.sh tests/mpi/pmpi.sh tests/mpi/run-suite.sh tests/mpi/bench.sh
+EXTRA_DIST += tests/mpi/suite.sh tests/mpi/wrapper.sh tests/mpi/pmpi.sh tests/mpi/run-suite.sh tests/mpi/bench.sh \
+	tests/mpi/third-party.sh
 
 # ---- the MPI-3.1 surface by area (issue 22): each area's programs ----
 # Point-to-point, requests, threads, environment:
