@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Regenerate the build system. Finds every component's configure.m4 and
 # writes config/weft_components.m4, which configure.ac includes, so adding a
 # component is: make its directory, run ./autogen.sh.

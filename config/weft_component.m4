@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 dnl WEFT_DO_COMPONENT(framework, name)
 dnl Runs the component's own WEFT_CONFIG_<fw>_<name>([can-build], [cannot-build]),
 dnl records the decision for the Makefiles and for the static component table.

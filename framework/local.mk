@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # framework/: parameters, repository, topology, logging, the core context.
 include $(srcdir)/framework/core/local.mk
 include $(srcdir)/framework/params/local.mk

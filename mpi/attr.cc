@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Attribute caching (MPI-3.1 6.7): keyvals, the attributes set with them
 // on communicators, windows and datatypes, and the predefined attributes
 // (MPI_TAG_UB and the rest on communicators, MPI_WIN_BASE and the rest on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Collectives on a communicator's collective context (so they never match
 // its point-to-point traffic), built on weft's tagged messages:
 //  - Barrier: dissemination (log p rounds of empty messages);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The collectives' shared checks and typed-buffer helpers (coll.cc, the
 // schedules of coll_sched.cc and the collectives built on them).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The collectives as schedules (coll_sched.hpp), with the algorithms of
 // their blocking twins in coll.cc:
 //  - Barrier: dissemination; Bcast: binomial tree (a node's children are

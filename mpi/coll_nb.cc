@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The collectives that run on schedules (coll_sched.hpp): MPI-3.1's other
 // blocking ones (Reduce_scatter(_block), Scan, Exscan, Alltoallw), every
 // nonblocking one (MPI_I*) and MPI-4's persistent ones (MPI_*_init,

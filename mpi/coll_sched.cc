@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The collective schedule (coll_sched.hpp): building, advancing, running to
 // the end, and the Operation that puts one behind an MPI_Request; the
 // reductions' working arrays (predefined and user-defined operations), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Collective schedules: a collective written once as a list of steps
 // (post a send, post a receive, run a local computation, wait for what was
 // posted), then either run to the end at once (the blocking calls built on

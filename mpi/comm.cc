@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Communicators and groups. A communicator is a list of job ranks and a
 // context pair (point-to-point, collectives) that all its members agreed
 // on, so its traffic never matches another communicator's. New contexts

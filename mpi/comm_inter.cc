@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Intercommunicators (MPI-3.1 6.6): two disjoint groups that talk to each
 // other. The Comm object describes the remote group in world / size /
 // local, which is exactly what point-to-point addresses, so MPI_Send and

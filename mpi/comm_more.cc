@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The MPI-3 communicator constructors beyond dup / split / create:
 // MPI_Comm_split_type, MPI_Comm_idup, MPI_Comm_dup_with_info and
 // MPI_Comm_create_group (collective over the group only).

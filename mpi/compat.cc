@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The environment's remaining calls: memory (MPI_Alloc_mem / Free_mem),
 // MPI_Pcontrol, the MPI-1 names that MPI-3 removed but old programs still
 // call (each is its MPI-2 replacement under the old name and argument

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Datatypes: the predefined ones (fixed handles, an array lookup) and the
 // derived constructors. A datatype is flattened into the byte blocks of
 // one element (offset, length; neighbours merged), which is all packing

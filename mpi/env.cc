@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The MPI environment: MPI_Init / MPI_Finalize around weft_init /
 // weft_finalize, the predefined communicators, threads, time, names.
 #include <pthread.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Errors: MPI error classes, their words, weft statuses mapped onto them,
 // and the error handlers (fatal, return, user functions). A fatal error
 // says which call failed, why and on which rank before the job ends;

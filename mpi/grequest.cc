@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Generalized requests (MPI_Grequest_start / MPI_Grequest_complete): a
 // request whose work the program does itself, completed by the MPI layer
 // as an Operation once the program says it is done; and the status

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Info objects (MPI_Info_*): ordered (key, value) string pairs, handles
 // into a table; MPI_INFO_ENV, what the program was started with; and the
 // hints a communicator keeps (MPI_Comm_set_info / MPI_Comm_get_info).

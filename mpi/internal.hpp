@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libweft_mpi's shared internals: the objects behind MPI's integer
 // handles (communicators, groups, datatypes, requests, error handlers),
 // error reporting, and the tagged-message helpers every part uses. The

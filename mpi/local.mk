@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # mpi/: the MPI subset (libweft_mpi) on weft's public API, its header, the
 # weftcc / weftcxx compiler wrappers and their pkg-config file.
 lib_LTLIBRARIES += libweft_mpi.la

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Matched probes: MPI_Mprobe / MPI_Improbe take a message off the matching
 // queue and name it by an MPI_Message; MPI_Mrecv / MPI_Imrecv receive
 // exactly that message.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The neighbourhood collectives (MPI-3.1 7.6): every process sends to its
 // out-neighbours and receives from its in-neighbours on the topology of
 // the communicator. Each call is one Operation: its receives and sends are

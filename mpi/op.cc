@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The predefined reduction operations on every basic type they are defined
 // for (MPI-3 §5.9.2): arithmetic on integers, floating point and complex;
 // logical and bitwise on integers (and bool); MINLOC/MAXLOC on the pairs.

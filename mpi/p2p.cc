@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Point-to-point: the send modes, receives, probes and buffered sends, on
 // weft's tagged messages in the communicator's point-to-point context.
 // The common case (a contiguous datatype, a valid rank and tag) goes

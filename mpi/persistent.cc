@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Persistent point-to-point requests: MPI_Send_init and its modes,
 // MPI_Recv_init, MPI_Start, MPI_Startall. A persistent request keeps its
 // handle across rounds: MPI_Start begins a round exactly as the matching

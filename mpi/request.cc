@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Requests and their completion: MPI_Wait/Test and the -all/-any/-some
 // families, cancel, free, statuses. Request objects are pooled and reused
 // (a handle is the slot's index + 1), so a nonblocking call allocates

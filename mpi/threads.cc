@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MPI_THREAD_MULTIPLE: one lock around the MPI layer, and so around every
 // call into the engine (whose calls must come from one thread at a time,
 // weft.h). It is taken only when the program asked for MULTIPLE; otherwise

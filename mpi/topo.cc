@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Process topologies (MPI-3.1 chapter 7): Cartesian grids, graphs and
 // distributed graphs. A topology communicator is a new communicator (made
 // by MPI_Comm_split, so it has its own context and no attributes) with a

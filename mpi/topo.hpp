@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Process topologies (MPI-3.1 chapter 7): what a communicator made by
 // MPI_Cart_create, MPI_Graph_create or MPI_Dist_graph_create(_adjacent)
 // knows about its shape, and the neighbour lists the neighbourhood

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One-sided communication, part 1: windows (create, allocate, free, group,
 // error handlers) and the RMA calls (Put, Get, Accumulate). The design is
 // described in win.hpp; synchronization is in win_sync.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one-sided layer's shared state: the window object, the operations an
 // origin has in flight, and the control messages origins and targets
 // exchange. win.cc holds creation, freeing and the RMA calls; win_sync.cc

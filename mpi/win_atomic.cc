@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One-sided communication, part 4: the atomics (Get_accumulate,
 // Fetch_and_op, Compare_and_swap) and the request-based calls (Rput, Rget,
 // Raccumulate, Rget_accumulate). The atomics are fetching accumulates,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One-sided communication, part 3: what a window says about itself (its
 // info keys, name and predefined attributes) and dynamic windows (create,
 // attach, detach). See win.hpp for the design.

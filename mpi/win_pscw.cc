@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One-sided communication, part 5: general active-target synchronization
 // (post / start / complete / wait / test). See win.hpp:
 //  - Win_post(group): POSTED to each origin, and a receive posted for each

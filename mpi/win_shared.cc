@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One-sided communication, part 6: shared-memory windows
 // (MPI_Win_allocate_shared, MPI_Win_shared_query).
 //

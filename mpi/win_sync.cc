@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One-sided communication, part 2: synchronization and the target's
 // service (see win.hpp for the design).
 //

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Compiles every installed public header alone: a .h as C (C11 and C99,
 # -Wpedantic) and as C++ (C++20), a .hpp as C++ only; each included twice
 # (its include guard). A header that needs another header it does not

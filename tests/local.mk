@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/: GoogleTest units (one binary), test component DSOs, golden and
 # integration scripts.
 include $(srcdir)/tests/components/local.mk

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tools/: the programs, built at the top of the build tree (./weftrun,
 # ./weft_info): weftrun, the launcher and PMIx server (it links no libweft),
 # and weft_info, which shows what the framework knows (it links libweft).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes weft's hwloc XML v2 test topologies next to this script.
 
 hwloc 2.x (Debian 12 ships 2.9) reads XML v1 and v2 only, so these are v2.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The process's framework context (see framework.hpp for the init order).
 #include "weft_config.h"
 

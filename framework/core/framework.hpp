@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The framework context of a process: parameters, logging, help messages,
 // the component repository and (lazily) the topology. One per process,
 // because components reach it through the C host table.

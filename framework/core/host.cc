@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C host table: what components call back into. Each function converts
 // C arguments to the framework's C++ objects and never lets an exception
 // escape (none are thrown here; allocation failure terminates as anywhere).

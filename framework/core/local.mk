@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 libweft_la_SOURCES += \
 	framework/core/status.cc framework/core/status.hpp \
 	framework/core/framework.cc framework/core/framework.hpp \

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where things are: component and help directories (build tree when running
 // uninstalled, install dirs otherwise) and the parameter files.
 #include <dlfcn.h>

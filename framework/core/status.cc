@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "core/status.hpp"
 
 extern "C" const char *weft_status_string(int status)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Status and Result: how framework code reports failure without exceptions
 // crossing the C ABI. A Status carries a weft_status_t code and a message
 // that says what failed, where, and what to do about it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Small string helpers shared by the framework and its tools, so each file
 // does not grow its own trim/join/split.
 #pragma once

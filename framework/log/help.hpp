@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Help-message catalogs: text files help-<framework>-<component>.txt (or
 // help-<topic-area>.txt for the framework itself) with [topic] sections and
 // named arguments written {name}. Messages that would repeat are aggregated:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 libweft_la_SOURCES += \
 	framework/log/log.cc framework/log/log.hpp \
 	framework/log/help.cc framework/log/help.hpp

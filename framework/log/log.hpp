@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Logging: per-framework verbosity with named levels, one output format.
 //   [host:pid] btl/tcp warn: message
 // Verbosity comes from <framework>_base_verbose, which accepts the names

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The common list grammar (see list.hpp).
 #include "params/list.hpp"
 

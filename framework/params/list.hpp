@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one list grammar used by every include/exclude list in weft:
 // framework selection (btl=self,tcp / btl=^openib), interface lists
 // (btl_tcp_if_include=eth0,10.0.0.0/8), device lists (mlx5_0:1).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 libweft_la_SOURCES += \
 	framework/params/list.cc framework/params/list.hpp \
 	framework/params/parse.cc \

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Text parsers for parameter values and the small vocabulary helpers of the
 // registry (type and source names, provenance text, edit distance).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The parameter registry (see registry.hpp for the model).
 #include "params/registry.hpp"
 

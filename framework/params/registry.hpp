@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The parameter registry: typed parameters from every source, each value
 // knowing where it came from.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 libweft_la_SOURCES += \
 	framework/repository/repository.cc framework/repository/repository.hpp \
 	framework/repository/selection.cc

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The component repository: finding, loading and checking components.
 //
 // Nothing here prints. Every problem (a file that will not load, a header

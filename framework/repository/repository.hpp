@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The component repository: finds component DSOs (weft_<fw>_<name>.so) in
 // the component path, loads them with libltdl, checks the ABI header, and
 // records every failure with its reason. With --disable-dlopen the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Framework selection: which of a framework's components take part, from
 // the framework parameter (btl=self,tcp / btl=^openib) and the
 // <fw>_base_require list, with a reason for every component left out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The topology service: hwloc loaded once per process with I/O objects kept
 // under the "important" filter. Answers: where is this process bound, on
 // which NUMA node(s), and which network / OpenFabrics devices exist and how

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* weft's MPI subset: the MPI-3 names and constants of the functions
  * libweft_mpi implements, and nothing else. A program that uses a function
  * outside the subset fails to compile here instead of failing at run time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The error path every weft.h call shares (messaging_api.cc defines it; the
 // runtime's process_api.cc uses it too).
 #pragma once

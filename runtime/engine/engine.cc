@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine's set-up with its host, the per-peer traffic (connecting,
 // queues, control frames), and the initiator side: starting puts, gets and
 // tagged sends, queueing them until a peer is connected or its transport

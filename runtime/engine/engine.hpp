@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The messaging engine: LNet-style portals (match entries, memory
 // descriptors, event queues, put/get) and MPI-style tagged messages on top,
 // carried by the btl modules the runtime chose for each peer.

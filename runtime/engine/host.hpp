@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the messaging engine needs from the process runtime, and nothing
 // more. The runtime (runtime/rte) implements it and builds the engine after
 // itself, so the layers run one way: rte includes engine headers, no engine

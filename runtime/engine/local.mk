@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # runtime/engine: the messaging engine (portals, tagged messages, eager and
 # rendezvous protocols) and the C API for messaging, part of libweft. It
 # sees the process runtime only through host.hpp; runtime/rte builds it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C API of weft.h for messaging (portals and tagged messages), and the
 // error path every weft.h call shares (api_fail, weft_error_message). Every
 // call checks that the engine is up (weft_init built it); errors return a

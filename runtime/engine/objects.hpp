@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine's plain objects: event queues, match entries, memory
 // descriptors, requests, operations, arrived puts, receives in progress and
 // per-peer traffic. Who owns which: portals.hpp (EQ, ME, MD, portal

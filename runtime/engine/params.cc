@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine's parameters (group "engine"), beside the engine. The runtime
 // registers them with its own (rte/params.cc), so WEFT_MCA_engine_* names
 // are known before unknown names are judged, and weft_info lists them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine's parameters (group "engine", params.cc) and the settings the
 // engine is built with, read from them once by the runtime.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-peer traffic (peers.hpp): connecting through the host on first use,
 // the queues and control frames that wait for a connection or for room,
 // eager credits, the rails of rendezvous data, and what a failure left.

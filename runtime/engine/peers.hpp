@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-peer traffic: the engine's record of each peer (PeerTraffic: queued
 // operations, eager credits, control frames and RDMA operations waiting for
 // room, the failure), connecting through the host on first use, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A pool of engine objects named by generational handles. Slots live in
 // fixed chunks of 256 (stable addresses; growing allocates, steady state
 // does not; finding a slot is two loads, cheaper than a deque's index),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The portal table (portals.hpp): event queues, match entries and memory
 // descriptors: creation, checks of what the application passes, matching,
 // events, and unlinking.

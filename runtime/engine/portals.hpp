@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The portals objects: event queues, match entries and memory descriptors,
 // the portal table with each portal's match list and (lazy portals)
 // unexpected queue, and the events they post. It knows no peer and no

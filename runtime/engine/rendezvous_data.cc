@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Rendezvous Data frames and the btl's optional extensions for them (btl.h:
 // "Ordering", sendx, upcalls.place/placed). Kept in this one file so the
 // rest of the engine does not depend on them.

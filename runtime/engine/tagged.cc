@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tagged messages in MPI style, on portal WEFT_PT_TAGGED: match bits hold
 // the context (high 32 bits) and the tag (low 32); a receive is a match
 // entry with a one-shot MD and a request instead of an event queue.

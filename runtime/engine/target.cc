@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The receiving side: frames from peers, matching against the portals'
 // match entries, landing data in memory descriptors, the unexpected queue
 // of lazy portals, rendezvous by RDMA get or by chunks, gets, and credits.

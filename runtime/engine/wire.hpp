@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine's wire format: what one process's engine says to another's,
 // carried as btl active messages (id kAmEngine). Every frame starts with a
 // one-byte type; each type has a fixed header, then payload for the types

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* weft: the application interface.
  *
  * A process starts with weft_init() and ends with weft_finalize(). Under a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The progress engine: polls every registered source (btl modules, the
 // runtime's own bookkeeping) and decides what to do when nothing happened.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The note a weft rank appends to its PMIx_Abort message when it has seen
 // peers fail: " [failed peers: 0,3]". weftrun reads it back to tell a
 // survivor's abort (a consequence) from the peer's own death (the cause);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The runtime's side of the btl framework: which components take part (the
 // framework's selection), the modules their init() created, and each
 // module's business card in the modex. The runtime reaches transports only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "rte/endpoints.hpp"
 
 #include "log/log.hpp"

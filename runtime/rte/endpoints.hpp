@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-peer transport state: which modules carry traffic to each rank (the
 // choice is made on first use, from the peer's class and the modules'
 // answers), their endpoints, and the lazy, non-blocking connection.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weft_info --explain: for this host and each peer class, every btl
 // component considered and why it was taken or rejected. The modules are
 // really initialized and really asked; a peer of each class is described

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # runtime/rte: the process runtime (weft_init, PMIx client, modex, endpoints
 # and transport selection), part of libweft. It builds the messaging engine
 # (runtime/engine) and gives it its services (engine/host.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The runtime's parameters (group "rte"). They are registered with the
 // framework's own, so WEFT_MCA_rte_* names are known before unknown names
 // are judged, and weft_info lists them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which transports carry traffic to one peer, and why. Pure decision logic
 // over the modules' own answers (reachable() with its reason, capability
 // data), shared by the runtime's endpoints and weft_info --explain.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PMIx client glue: the only file of the runtime that includes pmix.h.
 #include "rte/pmix_client.hpp"
 

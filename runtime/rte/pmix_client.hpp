@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The process's view of its job through PMIx: who am I, how many are we,
 // where does each rank live, and the modex (business cards exchanged once
 // with a collecting fence, read lazily per peer).

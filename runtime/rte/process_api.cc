@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C API of weft.h for the process (init, finalize, job and peer
 // information, connect, progress, barrier, abort) over the C++ runtime:
 // status codes out, the message of the last failure kept per thread

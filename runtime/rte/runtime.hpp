@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The process runtime: one per process, created by weft_init(). It ties
 // together the framework (parameters, components), PMIx (job, modex,
 // failures), the btl modules, the per-peer endpoints and the progress

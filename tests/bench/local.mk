@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bench: benchmarks (not tests: they measure and print, they do not
 # judge). tests/bench/startup.sh times init + barrier + finalize jobs of
 # weft beside Open MPI and MPICH.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mpi_startup: MPI_Init, one barrier, MPI_Finalize; the peers' side of the
  * start-up benchmark (built by startup.sh with each implementation's mpicc). */
 #include <mpi.h>

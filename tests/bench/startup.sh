@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Start-up benchmark: wall time of a job that runs init + barrier +
 # finalize, weft (weftrun) beside Open MPI (mpirun) and MPICH (mpiexec) in
 # one hyperfine run per N, so the numbers are comparable. Prints a table of

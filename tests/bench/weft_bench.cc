@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weft_bench: point-to-point benchmarks of the messaging engine, measured
 // the way shared/bench's mpi_pp.c (OSU osu_latency / osu_bw) measures MPI,
 // so ../shared/bench/compare can put them side by side.

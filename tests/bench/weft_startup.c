@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* weft_startup: what the start-up benchmark times: weft_init, one barrier,
  * weft_finalize. mpi_startup.c is the same for MPI implementations. */
 #include <stdio.h>

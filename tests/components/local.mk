@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Test components: real DSOs built with libtool that the repository tests
 # load (tests/unit/repository_test.cc), one per way a component can be good
 # or broken. They are check_LTLIBRARIES, so they are built by `make check`

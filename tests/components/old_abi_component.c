@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* weft_btl_oldabi: a btl as if built against an older, smaller btl.h, for
  * tests/unit/btl_abi_test.cc. A working loopback (it reaches only its own
  * process) whose structs stop where an older header's would:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What tests/unit/btl_abi_test.cc reads back from weft_btl_oldabi
  * (tests/components/old_abi_component.c) through its module's module_ctx. */
 #ifndef WEFT_TEST_OLD_ABI_COMPONENT_H

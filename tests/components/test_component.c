@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Test components for the repository tests: one source, built once per
  * variant (tests/components/local.mk) into a real DSO weft_btl_<name>.so.
  * Each variant breaks exactly one thing the loader must catch, or behaves in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target of the engine's wire parser (runtime/engine/wire.cc):
 // any byte string is either a frame whose parts lie inside it, or refused
 // with a reason. Built by `make fuzz` with clang.

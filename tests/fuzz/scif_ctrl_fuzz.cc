@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for btl/scif's control messages (scif_ctrl.hpp): the
 // connect handshake, window notices, wake-ups and the bounce-buffer RMA
 // requests/replies, as parse_ctrl() sees them from a socket. A message that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for the btl/tcp wire parsers: a byte stream is cut into
 // frames the way a link reads it; cards and handshakes get the same bytes.
 // Build: make fuzz (needs clang with -fsanitize=fuzzer); not part of make check.

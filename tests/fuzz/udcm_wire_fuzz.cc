@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target for the udcm cpc's UD messages (udcm_wire.hpp), as
 // decode() sees them after the GRH of a received datagram. A message that
 // decodes must re-encode to the same bytes (nothing invented, nothing lost).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Golden tests of weft_info: runs the built weft_info in a controlled
 # environment (fresh HOME, no inherited WEFT_MCA_*, a component directory
 # holding only components that build everywhere, the 2-socket XML topology),

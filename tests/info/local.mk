@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/info: golden tests of weft_info (tests/golden/info-*.txt).
 # AM_TESTS_ENVIRONMENT is defined here first; later fragments must add to it
 # with +=.

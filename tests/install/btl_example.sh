@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # installcheck: contrib/examples/btl-example, an out-of-tree btl, builds
 # against the installed weft alone (pkg-config weft, installed headers),
 # is found through mca_base_component_path, and carries a checked 2-rank

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/integration: real jobs under the built weftrun. pmix_probe is a raw
 # PMIx client; it is built without the sanitizers so the checks judge
 # weftrun, not libpmix's client side (whose leaks would fail every rank

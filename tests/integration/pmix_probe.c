@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pmix_probe: a raw PMIx client for the weftrun tests. One mode per run:
  *
  *   ok                    put a card, fence with data collection, read every

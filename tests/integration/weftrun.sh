@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Launcher tests: real jobs of pmix_probe (a raw PMIx client) under the built
 # weftrun. One case per function; each prints PASS/FAIL and the script exits
 # non-zero if any failed.

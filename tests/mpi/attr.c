@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* attr: attribute caching on communicators, windows and datatypes (MPI-3.1
  * 6.7), the predefined attributes, and the MPI-1 names. Every callback
  * counts its calls, so each check compares against what the standard says

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench.sh: osu_pt2pt under weft, Open MPI and MPICH on this host, two ranks
 # bound to cores, the implementations interleaved rep by rep; and weft's own
 # weft_bench on the same engine ("engine"), so the latency table shows what

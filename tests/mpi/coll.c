@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* coll: every collective of the subset against a reference computed
  * locally, on MPI_COMM_WORLD and on a split communicator (odd/even, order
  * reversed). Reductions use values whose results do not depend on the order

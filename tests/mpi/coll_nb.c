@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* coll_nb: nonblocking (MPI_I*) and persistent (MPI_*_init + MPI_Start)
  * collectives against references computed here:
  *  - every nonblocking collective, completed by MPI_Wait, by MPI_Test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* coll_ops: MPI-3.1's other blocking collectives (Reduce_scatter,
  * Reduce_scatter_block, Scan, Exscan, Alltoallw) and user-defined
  * operations, against references computed here:

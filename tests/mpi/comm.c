@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* comm: communicators and groups. Size/rank/dup/split/create/free/compare,
  * isolation of a dup's traffic, the group operations, MPI_COMM_SELF,
  * attributes and names. Any number of ranks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* comm_more: MPI_Comm_split_type (MPI_COMM_TYPE_SHARED checked against the
  * processes' host names, exchanged here), MPI_Comm_idup,
  * MPI_Comm_dup_with_info and MPI_Comm_create_group (called by the group's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* datatypes: sizes of the predefined types, the type constructors with
  * their extents, derived types on the wire (matrix column <-> contiguous,
  * an array of structs), addresses, names, Pack/Unpack, Get_elements. Any

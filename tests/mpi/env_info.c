@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* env_info: the environment calls of MPI-3.1 that programs and mpi4py use.
  * - MPI_Info_*: set/get/valuelen/get_string/nkeys/nthkey (insertion order),
  *   overwrite, delete, dup (independent copy), free; key and value limits

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* errhandler: Comm_set/get_errhandler, a user handler (Comm_create_errhandler)
  * that records the code it is called with, Comm_call_errhandler, handlers
  * inherited by Comm_dup and Comm_split, a handler on a dup leaving the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* errors_fatal: under the default MPI_ERRORS_ARE_FATAL, rank 0 sends to
  * rank == size. The whole job must end with a non-zero exit status; the
  * other ranks sit in a receive that nothing will match, so a launcher that

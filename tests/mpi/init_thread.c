@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* init_thread: the environment calls. Initialized/Finalized before, during
  * and after; Get_version / Get_library_version before MPI_Init_thread (both
  * may be called at any time); Init_thread(FUNNELED), Query_thread,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Built by `make installcheck` with the installed weftcc and run as a
  * singleton: the installed wrapper, header and libraries work together. */
 #include <mpi.h>

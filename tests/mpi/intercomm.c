@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* intercomm: intercommunicators between the even and the odd ranks of
  * MPI_COMM_WORLD: sizes and groups, point-to-point to the remote group
  * (specific and any source), MPI_Comm_dup of one, MPI_Intercomm_merge in

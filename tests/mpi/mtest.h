@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mtest.h: the tiny harness shared by weft's MPI test programs.
  *
  *   mtest_init(&argc, &argv);          MPI_Init + mtest_rank / mtest_size

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nbc_overlap: how much of a nonblocking collective hides behind
  * computation, measured as OSU's osu_iallreduce / osu_ialltoall do:
  *   pure    = time of MPI_I<x> + MPI_Wait (median over the iterations)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* neighbor: the neighbourhood collectives, blocking and nonblocking, on a
  * periodic and a non-periodic ring (Cartesian), a 2-D grid, a graph and a
  * distributed graph. Every value says who sent it to which slot, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* onesided: windows from Win_create and Win_allocate; fence epochs with
  * Put / Get / Accumulate (SUM, MAX, REPLACE) to every rank including self,
  * with disp_unit sizeof(int) and 1; a derived target datatype; passive

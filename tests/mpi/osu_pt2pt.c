@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* osu_pt2pt: point-to-point latency and bandwidth between two ranks, in the
  * manner of the OSU micro-benchmarks, using MPI calls of weft's subset only.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_basic: the send modes, nonblocking send/recv, Sendrecv(_replace),
  * MPI_PROC_NULL and MPI_Get_count. Any number of ranks (1 talks to itself). */
 #include "mtest.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_mprobe: matched probes and generalized requests.
  * - MPI_Mprobe takes the message off the queue: a receive posted after it
  *   (MPI_ANY_SOURCE, MPI_ANY_TAG) gets the next message, MPI_Mrecv the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_order: non-overtaking between one sender and one receiver (same tag,
  * sizes mixed so eager and rendezvous protocols interleave), receives posted
  * before and after the sends, wildcards and the status fields they fill in,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_persistent: persistent requests (MPI_Send_init, Ssend_init,
  * Rsend_init, Bsend_init, Recv_init, Start, Startall) over several rounds
  * around a ring, each round's data checked against what the sender put

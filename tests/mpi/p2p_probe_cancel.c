@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_probe_cancel: Probe / Iprobe, cancelling a receive nothing matches,
  * the Wait and Test families over mixes including MPI_REQUEST_NULL, and
  * MPI_Request_free on a send. Any number of ranks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_truncate: errors returned under MPI_ERRORS_RETURN. A receive buffer
  * too short (eager and rendezvous sizes) gives MPI_ERR_TRUNCATE; invalid
  * arguments give MPI_ERR_RANK / _TAG / _TYPE / _COUNT / _COMM; every error

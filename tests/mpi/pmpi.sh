@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # make check's test of the profiling interface (PMPI):
 #  1. weft_pmpi.h is in step with mpi.h (every MPI_X has its PMPI_X);
 #  2. libweft_mpi exports every function of mpi.h as a weak MPI_X and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pmpi_count: the profiling interface seen from a program.
  *
  *   pmpi_count tool|none

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pmpi_tool.c: a minimal profiling tool, as mpiP or Score-P would be: it
  * defines MPI_Send, MPI_Bcast and MPI_Allreduce, counts the calls and hands
  * each to its PMPI_ twin. pmpi_count.c asks for the counts through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run-suite.sh: run weft's MPI test programs at several rank counts.
 #
 #   run-suite.sh [--launcher 'CMD'] [--np-option OPT] [--np-list '1 2 3 4']

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # make check's MPI suite: every program of tests/mpi under this build's
 # weftrun at 1, 2, 3 and 4 ranks (oversubscribed on small hosts), once over
 # self+scif and once over self+tcp; then three of them under Open MPI's

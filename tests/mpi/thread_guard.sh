@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # thread_guard.sh: every MPI function of libweft_mpi starts with
 # MPI_THREAD_GUARD (mpi/internal.hpp), the lock that makes
 # MPI_THREAD_MULTIPLE safe; a function without it would let two threads

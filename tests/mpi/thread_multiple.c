@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* thread_multiple: MPI_THREAD_MULTIPLE, in the spirit of osu_latency_mt.
  * MPI_Init_thread(MULTIPLE) provides MULTIPLE and prints no notice. Then,
  * with two threads on every rank at once:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* topo: process topologies, each answer checked against one computed here
  * by hand: MPI_Dims_create against the standard's examples, a Cartesian
  * grid's coordinates (row-major), ranks, shifts and subgrids, a ring graph,

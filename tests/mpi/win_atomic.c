@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One-sided atomics and request-based RMA (MPI-3): Fetch_and_op (SUM and
  * NO_OP) as a shared counter, Compare_and_swap claiming slots, Get_accumulate
  * (SUM, REPLACE, NO_OP), Accumulate with MPI_REPLACE and MPI_NO_OP,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One-sided basics: windows made by MPI_Win_create and MPI_Win_allocate;
  * fence epochs with Put, Get and Accumulate (SUM, MAX, REPLACE) to every
  * rank including this one, with disp_unit 1 and sizeof(int); non-contiguous

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One-sided windows and epochs of MPI-3: general active-target
  * synchronization (post/start/complete/wait and Win_test) in a ring and
  * with every rank at once; dynamic windows (create_dynamic, attach,

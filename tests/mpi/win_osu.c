@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The call patterns of the OSU one-sided benchmarks (osu_put_latency,
  * osu_get_latency, osu_put_bw, osu_put_bibw, osu_acc_latency,
  * osu_fop_latency, osu_cas_latency, osu_get_acc_latency), with every window

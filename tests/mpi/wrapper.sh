@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The compiler wrappers as a user meets them: weftcc and weftcxx from the
 # build tree show their flags, build an unmodified MPI program in C and in
 # C++, and the programs run as a job under weftrun and as a singleton; a

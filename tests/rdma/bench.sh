@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # weft over btl/openib beside perftest on the same Soft-RoCE device, in one
 # run, interleaved: ib_send_lat (64 B) and ib_write_bw (64 KiB) are the
 # references the openib issue names. Run inside the VM:

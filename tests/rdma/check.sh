@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # make check-rdma: btl/openib on a real RDMA device (the Soft-RoCE VM:
 #   ../shared/rdma-vm/run-in-rxe-vm --workdir "$PWD" -- make check-rdma).
 # Exits 77 (skipped) where no RDMA port is ACTIVE, never passing openib

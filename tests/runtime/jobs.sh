@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Integration tests of the runtime: real jobs of tests/runtime/weft_probe
 # without a launcher (singleton), under weftrun, and under Open MPI's
 # mpirun (a foreign PMIx launcher). Every launch is bounded by `timeout`.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The layers of libweft depend one way (docs: DESIGN.md "Layers"):
 #   framework  <-  runtime/progress  <-  runtime/engine  <-  runtime/rte
 # A layer includes only headers of the layers to its left: the engine sees

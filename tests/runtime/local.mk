@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/runtime: weft programs run as real jobs (weftrun, Open MPI's mpirun,
 # the netns hosts) by the scripts here.
 check_PROGRAMS += tests/runtime/weft_probe

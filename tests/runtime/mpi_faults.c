@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mpi_faults: an MPI program failing the ways real applications do, for
  * the launcher's tests (tests/runtime/jobs.sh).
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A two-host job: Open MPI's mpirun launches tests/runtime/weft_probe on the
 # network-namespace hosts h1 and h2 of shared/netns (each its own network
 # and UTS namespace). Checks ranks, node ids, peer classes (same node vs

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # btl/scif against a hostile local process: a live 2-rank job
 # (tests/runtime/scif_target) runs tests/runtime/scif_stranger against both
 # ranks' scif ports (truncatable and oversized rings, forged hellos, another

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Raw scif wire for tests that play a hostile local process: dials a scif
 // port's abstract socket and sends a connect request with a ring segment
 // made and sealed as the caller asks, without the library's own checks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // scif_stranger: a hostile local process against the btl/scif ports of a
 // live job (run by scif_target.c, which checks the job's own results).
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* scif_target: a 2-rank job that lets a hostile local process (scif_stranger)
  * attack its btl/scif ports while both ranks keep progressing, then checks
  * that the job still works and that no stranger's message reached it.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Two ranks that time-slice one core: weftrun without binding, itself
 # confined to one CPU by taskset, so both ranks inherit that one CPU. Each
 # rank counts as one of two processes on a two-core node, so its progress is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* weft_probe: a small weft program for the runtime's integration tests.
  * Written in C against weft.h only, as an application would be.
  *

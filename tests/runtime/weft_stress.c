@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* weft_stress: every rank streams messages of random sizes to every other
  * rank, with windows of non-blocking sends and receives, and checks each
  * one: its sequence number (no loss, duplication or reordering within a

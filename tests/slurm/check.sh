@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # make check-slurm: weft launched by a real Slurm (22.05, mpi/pmix_v4) with
 # `srun --mpi=pmix`, as users' clusters launch it. The cluster comes from the
 # kit beside the project (../shared/slurm, or $WEFT_SLURM_KIT): two fake

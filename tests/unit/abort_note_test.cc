@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The failed-peers note weft_abort appends to its PMIx_Abort message and
 // weftrun reads back (runtime/rte/abort_note.hpp): what one side writes the
 // other must read, and a message that merely looks alike must name nobody.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The messaging engine without the runtime: two engines in one process,
 // each given a fake Host (engine/host.hpp), joined by a fake btl module
 // whose send() hands the frame to the other side's inbox. Shows that the

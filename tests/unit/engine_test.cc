@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The messaging engine in one process (a singleton job over btl/self):
 // tagged send/recv with wildcards and truncation, the unexpected queue,
 // eager and rendezvous (RDMA and chunked), and the portals API: match and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine's wire parser on truncated, oversized and hostile frames: each
 // is refused with a reason, nothing is read past the frame (ASan checks).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The framework as a process sees it: parameters from every source, the real
 // components of this build tree opened through the C host table, selection
 // and the require form.

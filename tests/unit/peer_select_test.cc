@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The per-peer transport decision (runtime/rte/peer_select): exclusivity,
 // priority, latency, striping, reasons, and the require rule. The modules
 // here are small C tables that answer reachable() from a script, the way a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The progress engine: mode decision, bounded waits, polling of sources,
 // and blocking on descriptors (a real eventfd) when the mode says so.
 #include <gtest/gtest.h>

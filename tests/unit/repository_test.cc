@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The component repository against real component DSOs
 // (tests/components/, built by `make check` into WEFT_TEST_COMPONENT_DIR).
 // Each broken component must be kept as a failed record whose reason names

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Framework selection over component records in every state a real
 // repository produces (loaded or not, opened or not, available or not).
 // The records are built here directly: selection reads records only, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Topology service against real hwloc: the XML fixtures in
 // contrib/topologies/ stand in for machines we do not have, and one load of
 // this machine checks the real discovery and binding path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weft_info: gathers the facts of a Report from the framework.
 #include "weft_config.h"
 

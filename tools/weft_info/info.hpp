@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weft_info: what is collected (collect.cc) and how it is printed
 // (render_pretty.cc, render_parsable.cc, render_json.cc). The three output
 // forms print the same facts from one Report, so they cannot drift apart.

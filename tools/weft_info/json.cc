@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The JSON writer of weft_info (see json.hpp).
 #include "weft_info/json.hpp"
 

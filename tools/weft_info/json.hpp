@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A tiny JSON writer for weft_info --json: strings escaped per RFC 8259,
 // two-space indentation, no dependency. The caller nests begin/end calls
 // correctly; keys are given only inside objects.

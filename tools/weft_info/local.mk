@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tools/weft_info: weft_info, the ompi_info of weft, and its man page.
 bin_PROGRAMS += weft_info
 weft_info_SOURCES = \

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weft_info --explain: the transport choice for this host, per peer class,
 // in the three output formats.
 #include "weft_info/info.hpp"

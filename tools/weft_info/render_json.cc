@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weft_info --json: the facts of --parsable as one JSON object. Sections
 // appear under the same conditions as in the other forms:
 //   "version", "config", "paths"   build information

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weft_info --parsable: one fact per line, colon separated, in the style of
 // `ompi_info --parsable` so scripts written for one read the other:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weft_info's human-readable form, laid out like ompi_info: a right-aligned
 // label, a colon, and the value wrapped under itself at 79 columns.
 #include "weft_info/info.hpp"

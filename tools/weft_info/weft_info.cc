@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weft_info: shows what the weft framework knows: build configuration,
 // frameworks, components (loaded, or failed and why), parameters with their
 // values and sources, and the topology. It opens components (which only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Upcalls from the PMIx progress thread become Events in this queue; the
 // main loop drains it after a byte on the wake pipe. Nothing else crosses
 // threads, so the job state needs no locks.

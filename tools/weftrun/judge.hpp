@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Exit judgement: whether a rank's end fails the job, what the banner says
 // and which exit status weftrun takes from it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One job, start to end: placement, session dir, PMIx server, ranks, then
 // the event loop (launcher_loop.cc) until every rank is gone.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The main loop: one poll over the signalfd, the upcall wake pipe and the
 // ranks' output pipes. Order per turn matters: reap first, then drain the
 // upcall events, then judge, so a client_finalized posted before a rank

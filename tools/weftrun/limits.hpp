@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Before anything is started: whether N ranks can exist at all under the
 // limits that apply to this user and this machine. A job that cannot fit is
 // refused with the limit named, instead of forking until the system says no.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tools/weftrun: the job launcher (a PMIx server) and its man page.
 bin_PROGRAMS += weftrun
 weftrun_SOURCES = \

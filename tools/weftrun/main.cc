@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weftrun: the job launcher of weft. Parses the command line, checks the
 // program, then hands over to Launcher, which never returns.
 #include <unistd.h>

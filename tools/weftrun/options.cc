@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Command-line parsing for weftrun. Accepts the Open MPI spellings users type
 // (-np, single-dash long options, --opt=value) so existing mpirun command
 // lines work unchanged.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weftrun's command line: what the user asked for, parsed and validated,
 // before anything (session dir, PMIx, hwloc) is touched.
 #pragma once

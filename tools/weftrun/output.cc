@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "weftrun/output.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // --tag-output: ranks write into pipes; weftrun reads them and writes whole
 // lines prefixed "[1,R]<stdout>:" / "[1,R]<stderr>:" (Open MPI's format), so
 // lines of different ranks never interleave mid-line. When weftrun's stdout

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "weftrun/placement.hpp"
 
 #include <hwloc/glibc-sched.h>

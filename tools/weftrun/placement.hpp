@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where each rank runs: hwloc discovers the machine once here, ranks are
 // mapped round-robin over cores / NUMA nodes and bound to a core, a NUMA node
 // or nothing. The topology is exported as XML so ranks need not rediscover it.

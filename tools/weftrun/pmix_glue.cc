@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "weftrun/pmix_glue.hpp"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weftrun's PMIx server: init, the job registration (the job-info keys of
 // PMIX.md), per-rank client registration and fork environment, and the
 // upcalls, which only post Events for the main loop.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "weftrun/rank_env.hpp"
 
 #include <cstdlib>

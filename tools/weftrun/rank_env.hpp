@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The environment every rank starts with: weftrun's own, plus --mca
 // parameters (WEFT_MCA_<name>), -x variables and the WEFT_* job variables.
 // PMIx adds its PMIX_* variables per rank later (PmixServer::setup_fork).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "weftrun/session_dir.hpp"
 
 #include <dirent.h>

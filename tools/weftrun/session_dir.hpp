@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The per-job session directory: $TMPDIR/weftrun.XXXXXX. It holds the PMIx
 // server's rendezvous and shared-memory (dstore) files and the topology XML,
 // so removing it removes everything the job left on disk.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Signals arrive through a signalfd read by the main loop. They are blocked
 // before PMIx_server_init so the library's progress thread (which inherits
 // the mask) never takes one (P9).

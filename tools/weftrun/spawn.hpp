@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Starting one rank: fork, then in the child only async-signal-safe calls
 // (the parent has the PMIx progress thread) up to execve.
 #pragma once

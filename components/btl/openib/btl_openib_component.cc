@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/openib: RDMA RC over rdma-core verbs. The component entry points:
 // open registers the parameters (its own and every cpc's), query finds
 // usable ports (and says why not, silently: a machine without RDMA is the

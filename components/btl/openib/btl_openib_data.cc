@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/openib data path: frames out (inline or through a send buffer),
 // frames in (receive completions, credits), RDMA read/write, and the
 // completion loop that drives them. See btl_openib_module.hpp for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device discovery and port choice of btl/openib (see btl_openib_device.hpp).
 #include "btl_openib_device.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/openib devices and ports: which RDMA ports this process uses, and the
 // verbs objects a device shares between the modules of its ports.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/openib module: resources, connection callbacks (CpcHost) and state.
 // The data path (send, receive, RDMA, completions) is in btl_openib_data.cc.
 #include "btl_openib_module.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The btl/openib module: one per RDMA port this process uses. It owns a
 // completion queue (with a completion channel: the runtime's wait_fd), a
 // pool of registered send buffers, the registration cache, the endpoints

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/openib registration cache (see btl_openib_rcache.hpp).
 #include "btl_openib_rcache.hpp"
 

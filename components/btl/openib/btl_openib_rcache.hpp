@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The registration cache of btl/openib: one memory region per registered
 // range, shared by every user whose buffer lies inside it (a window of 64
 // sends from one buffer registers it once), released when its last user

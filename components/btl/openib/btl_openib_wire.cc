@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Card encoding of btl/openib: little-endian, length-prefixed, checked
 // field by field on the way in (a card comes from another process).
 #include "btl_openib_wire.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What btl/openib puts on the wire besides the user's bytes: the 32-bit
 // immediate of every send, and the module's business card. Pure code, no
 // verbs, so the unit tests check it on any machine.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 dnl btl/openib: builds only where libibverbs (and librdmacm) are found by
 dnl pkg-config; the top-level configure has already looked for both.
 AC_DEFUN([WEFT_CONFIG_btl_openib], [

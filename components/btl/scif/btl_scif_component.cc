@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/scif: the on-node transport over the SCIF-like library of this
 // directory (lib/weft/scif.h). This file holds the component entry points and
 // parameters; the module is btl_scif_module.*, the library scif_*.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/scif's connection set-up: connecting to a peer's port, accepting,
 // the hello and its checks (secret, job, rank, pid), refusals, and the
 // simultaneous-connect tie-break.

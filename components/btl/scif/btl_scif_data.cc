@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/scif's data path: sends through the rings (whole, fragments,
 // rendezvous), delivery to the runtime, disconnect and final reports,
 // registration and put/get.

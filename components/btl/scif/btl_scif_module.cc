@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/scif's module: setup (listening port, epoll set), reachability, card
 // and sizing, and progress (each endpoint's state, delivery, accepting,
 // wake-ups). Connecting is btl_scif_connect.cc, the data path

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The btl/scif module: one per process. It listens on a scif port (in its
 // card), connects lazily to peers on the same node and user, and moves
 // messages through the connection's rings:

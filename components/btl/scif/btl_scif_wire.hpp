@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The business card of btl/scif and the remote key of its registrations.
 // Card: where this process listens (its scif port) and who it is (uid, pid),
 // so a peer decides reachability (same node and user, not itself) before

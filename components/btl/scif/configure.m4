@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 dnl btl/scif: the SCIF-like on-node transport. Needs Linux: memfd_create for
 dnl the ring segments (nothing in /dev/shm), abstract UNIX sockets for ports,
 dnl process_vm_readv for single-copy RMA (whether the kernel allows it is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/self: delivers messages a process sends to itself. It is always
 // available and reaches only the calling process. This file holds the
 // component entry points and parameters; the module is btl_self_module.*.

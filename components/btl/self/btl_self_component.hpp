@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the btl/self sources share about the component itself.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The btl/self module: one per process, reaching only the calling process.
 // Sends copy into the event queue; progress() delivers. put/get are memcpy
 // into registered memory with the range checked against the rkey.

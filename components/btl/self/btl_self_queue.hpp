@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The event queue of btl/self: everything a send, put/get, connect or
 // disconnect produces is queued here and delivered by progress(), in order,
 // because the btl contract allows upcalls only from progress().

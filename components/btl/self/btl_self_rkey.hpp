@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Memory registrations of btl/self and the remote keys that name them.
 //
 // An rkey carries the registration id with the registered base and length.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/tcp: the TCP transport. This file holds the component entry points:
 // open registers the parameters, query and init choose the interfaces
 // (btl_tcp_iface.*), init opens one module per chosen interface

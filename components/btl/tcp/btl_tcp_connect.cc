@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/tcp's connection set-up: outgoing connects, the listener, the hello
 // handshake (secret, job, rank) and the simultaneous-connect tie-break, and
 // adopting a connected socket as an endpoint's link.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/tcp's data path: framing sends onto an endpoint's links, disconnect,
 // failure reports, and reading links into the runtime's upcalls.
 #include "btl_tcp_module.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/tcp interface choice: which network interfaces become modules. The
 // choice is a pure function of an interface list and the parameters, so the
 // tests feed it made-up lists (docker0, veth*, link-local, ...) and an XML

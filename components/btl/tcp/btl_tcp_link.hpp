@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One TCP connection of an endpoint: the framing on a non-blocking socket.
 // Sends try the socket directly (writev of header + payload) and queue only
 // what the kernel did not take; receives read many small frames per recv()

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/tcp's module: setup (listener, epoll set), reachability and card,
 // progress (direct reads, epoll, reports, reaping). Connecting is
 // btl_tcp_connect.cc, the data path btl_tcp_data.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The btl/tcp module: one per chosen interface. It owns a listener on the
 // interface's address, an epoll set (listener, handshakes, links) that is
 // also the runtime's wait_fd, the endpoints, and the handshakes in flight.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "btl_tcp_wire.hpp"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/tcp wire formats: the business card, the connection handshake and the
 // per-message frame header. Everything read from the network or the modex
 // goes through the parsers here, which check lengths, versions and ids

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* btl/example: a complete weft transport in one C file, written against the
  * installed headers only (<weft/btl.h>, which brings component.h and
  * host.h). docs/writing-a-component.md walks through it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A 2-rank ping-pong that checks every byte, for btl/example's test:
  *   weftrun -np 2 --mca btl self,example ./pingpong
  * Sizes run from empty to past the eager limit (a rendezvous in chunks of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The btl (byte transfer layer) framework: transport components.
  *
  * Objects and lifetimes (component -> modules -> endpoints):

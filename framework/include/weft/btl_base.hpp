@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C++ base of a btl component (header-only; components do not link
 // libweft). A component writes its module as a class and gets from here
 // what every btl used to write by hand:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Inline callers of the btl ops table, included by <weft/btl.h>.
  *
  * Everyone who drives a module (the runtime, tests, tools, a component's

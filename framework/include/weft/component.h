@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The component ABI: what every loadable weft component exports.
  *
  * A component DSO named weft_<framework>_<component>.so exports one symbol,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Header-only C++ conveniences for component authors. Components do not link
 // libweft; everything here calls through the weft_host_t table.
 #pragma once

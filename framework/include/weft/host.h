@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Services the framework offers to components, as a size-first C table.
  * A component receives a const weft_host_t * in every entry point and must
  * check WEFT_HAS_MEMBER before using a member added after ABI 1.0 (every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* weft status codes: every C entry point returns one of these.
  * Zero is success; errors are negative so "rc < 0" is the failure test. */
 #ifndef WEFT_STATUS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Owns one file descriptor: closes it exactly once, so no error path leaks
 // a socket, an epoll set or a memfd. Header-only; used by components and by
 // the SCIF library alike (installed beside btl.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A btl built against a smaller btl.h still works: weft_btl_oldabi
 // (tests/components/old_abi_component.c) has an ops table that ends after
 // finalize and a module that ends after upcalls.accepted. The runtime's btl

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weft/btl_base.hpp: the ops table it generates, its checked casts, its
 // exception policy and its module ownership, on a toy module.
 #include <gtest/gtest.h>

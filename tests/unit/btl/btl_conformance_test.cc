@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The btl conformance suite: what every btl transport must do, run against
 // each transport in kTransports through the real framework repository. See
 // btl_harness.hpp for how a transport is added, including the two-process

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The btl conformance harness: loads one btl component through the real
 // framework repository (Framework::init over the build tree), initializes
 // its modules, records every upcall, and drives progress with bounded waits.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The cpcs built into btl/openib, most preferred first (btl_openib_cpc
 // reorders or narrows them).
 #include "cpc.hpp"

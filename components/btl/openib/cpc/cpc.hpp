@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The cpc (connection pseudo-component) sub-framework of btl/openib: how an
 // RC queue pair gets connected to a peer's. Each cpc is a table of entry
 // points (the seed interface's open/query/init, then start_connect and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The oob cpc (see cpc_oob.hpp): queue pairs reserved when the card is
 // asked, connected after the modex fence, never reconnected.
 #include "cpc_oob.hpp"

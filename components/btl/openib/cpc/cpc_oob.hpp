@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The oob cpc: "queue pair data through the PMIx modex". Unlike udcm and
 // rdmacm it connects nothing on demand: it wires every pair of the job
 // inside weft_init.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rdmacm cpc. Each module listens on its port's IPv4 address (from the
 // port's RoCE v2 GID) and publishes address and TCP-space port in its card.
 // openib creates the queue pairs itself; rdma_cm only carries the handshake:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rdmacm cpc: connections through librdmacm (IP addressing; what RoCE
 // fabrics and routed IB use). See cpc_rdmacm.cc.
 #pragma once

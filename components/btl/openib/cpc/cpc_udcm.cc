@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The udcm cpc bound to verbs and openib. One UdcmModule per openib module
 // (port) owns a UD queue pair with its own CQ and completion channel, a
 // registered ring of receive buffers (GRH + message each) and a small pool

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The udcm cpc: connects openib's RC queue pairs with the InfiniBand CM
 // handshake run in user space over a UD queue pair per module (port). The
 // handshake itself is udcm_fsm.hpp, its messages udcm_wire.hpp; this table

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Encoding of the oob cpc's card section (see oob_wire.hpp).
 #include "oob_wire.hpp"
 

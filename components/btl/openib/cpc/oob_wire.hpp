@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The oob cpc's section of a btl/openib card: for every rank of the job,
 // the RC queue pair (number and first packet sequence number) this process
 // created at weft_init for that rank, plus what the peer's ready_qp needs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The udcm cpc's connection state machine: the InfiniBand CM handshake
 // between this process and one peer, as pure logic. No verbs, no clock and
 // no sockets: events come in (start, on_message, on_timer, disconnect, each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "udcm_wire.hpp"
 
 #include <cstring>

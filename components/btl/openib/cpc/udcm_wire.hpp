@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The udcm cpc's wire format: the InfiniBand CM handshake (REQ, REP, RTU,
 // REJ, MRA, DREQ, DREP) carried in UD datagrams between the udcm UD queue
 // pairs of two processes. Nothing received on the UD QP is looked at before

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C API of weft/scif.h: argument checks in the order and with the errno
 // values the SCIF contract documents, then the work in scif_endpoint.cc /
 // scif_rma.cc. No exception leaves these functions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Visibility of the C API: exported from libweft_scif (built with
 // -DWEFT_SCIF_EXPORT_API), hidden inside the btl/scif component, so a
 // program that links libweft_scif and loads the component never mixes two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The bounce-buffer fallback of SCIF RMA, for a kernel that refuses
 // process_vm_readv/writev toward the peer (a seccomp profile such as
 // docker's default, Yama ptrace restrictions). The refusal is found by real

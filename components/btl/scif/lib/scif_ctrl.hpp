@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Control messages on a connection's sockets (AF_UNIX SOCK_SEQPACKET, so each
 // send is one message): the connect handshake that hands over the ring
 // segment, window (un)registration notices and wake-ups on the control

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "scif_endpoint.hpp"
 
 #include <weft/component_util.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A SCIF endpoint and the connection machinery under the C API (scif_api.cc)
 // and btl/scif: ports as abstract UNIX socket names, the connect handshake
 // that hands the ring segment over as a memfd, the control-socket reader,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "scif_ring.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One direction of a SCIF connection: a single-producer/single-consumer ring
 // of 64-byte cells in shared memory.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Registered windows, RMA and fences of weft/scif.h.
 //
 // A window maps a range of the endpoint's registered address space to local

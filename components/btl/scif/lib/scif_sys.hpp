@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Small owners of kernel resources used by the SCIF library: a shared
 // mapping (and, from the framework, a descriptor). Each closes or unmaps
 // exactly once, so no error path leaks a socket or a ring.

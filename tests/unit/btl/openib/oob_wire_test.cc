@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The oob cpc's card section (components/btl/openib/cpc/oob_wire.hpp):
 // pure code, tested on every host. A section comes from another process,
 // so every truncated or hostile one must be refused with a reason.

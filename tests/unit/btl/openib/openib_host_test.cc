@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/openib pieces that need the verbs headers but no RDMA device, so they
 // run on every host that builds openib: the rdmacm cpc's connection data,
 // the nearest-port choice (directly, and fed by the framework's hwloc

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/openib on a real RDMA device (the Soft-RoCE VM: make check-rdma), in
 // one or two processes: a peer killed mid-stream fails the endpoint with a
 // reason, RDMA read and write move exactly the bytes asked for (and a bad

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/openib's wire formats, tested directly (pure code, any host): the
 // 32-bit immediate that carries every frame's header, and the business card
 // that a peer reads from another process. A card is untrusted input, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The udcm connection state machine (udcm_fsm.hpp): two Connections, one
 // per side, talk through a simulated network that the test controls (it
 // drops, duplicates and delays messages) and a simulated clock (timers fire

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The udcm cpc's UD message parser (udcm_wire.hpp) on valid, truncated,
 // oversized and hostile input: nothing received on the UD QP is used before
 // decode() accepts it, and what it accepts re-encodes to the same bytes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/scif at module level in two processes (run_two_process of the
 // conformance harness): connect, small and large messages with checksums,
 // 10^4 messages in order, put/get, orderly disconnect, and a peer killed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Makes the kernel refuse process_vm_readv/writev to this process and its
 // future children, for real: a seccomp filter (no new privileges, then
 // SECCOMP_SET_MODE_FILTER) that answers EPERM to both system calls on this

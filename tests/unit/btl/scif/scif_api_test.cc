@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The SCIF API of btl/scif's library (weft/scif.h): every call with the
 // error cases the SCIF contract documents, and multi-process behaviour via
 // fork: connect/accept, stream data, RMA, peer close, a peer killed with

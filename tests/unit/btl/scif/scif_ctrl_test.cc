@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/scif's control-message parser (scif_ctrl.hpp) on hostile input: every
 // truncated, oversized, mis-versioned or out-of-range message is rejected
 // with an errno, and the parser reads only the bytes it was given (each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // weft/scif.h against the SCIF contract's error lists, one case per
 // documented errno that one host can produce, plus the documented behaviours
 // around them (a failed connect leaves a usable endpoint, partial

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/scif's shared-memory ring in one process: chunks arrive whole and in
 // order, a burst may fill the whole ring, and small messages that the
 // consumer keeps up with stay in the ring's first kHotCells cells (the pad

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/tcp beyond the conformance suite: interface choice from injected
 // interface lists and an XML topology, reachability reasons, strangers at
 // the listener, a peer killed mid-transfer, and several links per peer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // btl/tcp wire parsers on valid, truncated and hostile input: nothing read
 // from a socket or the modex is used before these checks pass.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* weft/scif.h: a SCIF-like API for processes on one node, in user space.
  *
  * The functions, flags and errno values follow the SCIF contract (Intel MPSS
