@@ -7,6 +7,8 @@
 #ifndef WEFT_PMPI_H
 #define WEFT_PMPI_H
 
+#include "mpi.h"   /* the types; mpi.h includes this file at its end */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -58,8 +58,14 @@ run() {
     out=$(timeout "$tmo" "${launcher[@]}" -np "$np" "$@" 2>&1); rc=$?
     if [ $rc = 0 ]; then
         echo "PASS $label np=$np"; pass=$((pass + 1))
-    elif printf '%s' "$out" | grep -qiE 'requires (exactly|at least|an even)|number of processes|even number|process(es)? count'; then
-        echo "N/A  $label np=$np (needs another rank count)"; na=$((na + 1))
+    elif printf '%s' "$out" | grep -qiE 'requires (exactly|at least|an even)|number of processes|even number|process(es)? count|more than 1 node'; then
+        echo "N/A  $label np=$np (needs another rank count or more nodes)"; na=$((na + 1))
+    elif printf '%s' "$out" | grep -q 'exited without calling weft_finalize' &&
+         ! printf '%s' "$out" | grep -qE '^weft MPI:|weft_abort'; then
+        # It ran to the end and returned from main without MPI_Finalize
+        # (OSU 7.4's osu_latency_mt does): a bug of the suite, which Open
+        # MPI's mpirun reports too.
+        echo "PASS $label np=$np (but it returned without MPI_Finalize: the suite's bug)"; pass=$((pass + 1))
     else
         [ $rc = 124 ] && out="(timed out after ${tmo}s)"$'\n'"$out"
         echo "FAIL $label np=$np (exit $rc)"; printf '%s\n' "$out" | tail -n 8 | sed 's/^/    /'
@@ -80,6 +86,16 @@ if [ -n "$osu" ] && [ -d "$osu" ]; then
         while IFS= read -r src; do
             name=$(basename "$src" .c); rel=${src#"$osu"/}; dir=$(dirname "$rel")
             exe="$b/$dir/$name"
+            if ! grep -qw "$name" "$b/$dir/Makefile" 2>/dev/null; then
+                echo "N/A  $name ($dir: not a program of the suite's own Makefile)"; na=$((na + 1))
+                continue
+            fi
+            if [ ! -x "$exe" ] && grep -qE "^#am__append_[0-9]+ = .*\<$(basename "$dir")\>" "$b/$(dirname "$dir")/Makefile" 2>/dev/null; then
+                # The suite's configure left the directory out (OSU builds
+                # collective/persistent only where MPI_Session_init, MPI-4, exists).
+                echo "N/A  $name ($dir: not configured by the suite for an MPI-3.1 library)"; na=$((na + 1))
+                continue
+            fi
             if [ ! -x "$exe" ]; then
                 echo "NOTBUILT $name ($dir)"; notbuilt=$((notbuilt + 1)); failed+=("$name(not built)")
                 grep -E "^$osu/$rel:[0-9]+:[0-9]+: error|$name.*undefined reference" "$b/make.log" | head -n 4 | sed 's/^/    /'
