@@ -163,6 +163,30 @@ static void errors(MPI_Win win)
     MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_ARE_FATAL));
 }
 
+/* What mpi4py's test_rma relies on, as Open MPI and MPICH behave: a
+ * fetching atomic to this rank itself has its answer at once (the program
+ * may read or free the result buffer before the epoch ends), and a
+ * zero-count accumulate of MPI_BYTE with MPI_SUM is no error. */
+static void fetch_to_self(void)
+{
+    int *mem;
+    MPI_Win win;
+    MPI_OK(MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    mem[0] = 40;
+    MPI_OK(MPI_Win_fence(0, win));
+    int one = 1, old = -1;
+    MPI_OK(MPI_Fetch_and_op(&one, &old, MPI_INT, mtest_rank, 0, MPI_SUM, win));
+    CHECK(old == 40, "Fetch_and_op to itself answered %d before the fence, expected 40", old);
+    int compare = 41, swap = 7, was = -1;
+    MPI_OK(MPI_Compare_and_swap(&swap, &compare, &was, MPI_INT, mtest_rank, 0, win));
+    CHECK(was == 41, "Compare_and_swap to itself answered %d before the fence, expected 41", was);
+    char byte = 0, got = 0;
+    MPI_OK(MPI_Get_accumulate(&byte, 0, MPI_BYTE, &got, 0, MPI_BYTE, mtest_rank, 0, 0, MPI_BYTE, MPI_SUM, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    CHECK(mem[0] == 7, "after the fence the window holds %d, expected 7", mem[0]);
+    MPI_OK(MPI_Win_free(&win));
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -177,5 +201,6 @@ int main(int argc, char **argv)
     errors(win);
     MPI_OK(MPI_Win_free(&win));
     get_accumulate_and_requests();
+    fetch_to_self();
     return mtest_finish();
 }
