@@ -421,6 +421,27 @@ int check_ranks(const Group &g, int n, const int ranks[], const char *fn)
     return MPI_SUCCESS;
 }
 
+// The ranks that MPI_Group_range_incl/excl's triplets (first, last,
+// stride) name, in order; an error class (raised) when a triplet is bad.
+int expand_ranges(const Group &g, int n, int ranges[][3], const char *fn, std::vector<int> *out)
+{
+    if (n < 0 || (n > 0 && !ranges))
+        return comm_error(nullptr, MPI_ERR_ARG, fn, "n is negative or ranges is NULL");
+    const int size = static_cast<int>(g.world.size());
+    for (int i = 0; i < n; ++i) {
+        const int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+        if (stride == 0 || first < 0 || first >= size || last < 0 || last >= size ||
+            (stride > 0 && first > last) || (stride < 0 && first < last))
+            return comm_error(nullptr, MPI_ERR_RANK, fn,
+                              "ranges[" + std::to_string(i) + "] = (" + std::to_string(first) + ", " +
+                                  std::to_string(last) + ", " + std::to_string(stride) +
+                                  ") is not a triplet of ranks of the group (size " + std::to_string(size) + ")");
+        for (int r = first; stride > 0 ? r <= last : r >= last; r += stride)
+            out->push_back(r);
+    }
+    return MPI_SUCCESS;
+}
+
 } // namespace
 
 WEFT_MPI_WEAK(Group_incl)
@@ -457,6 +478,28 @@ int PMPI_Group_excl(MPI_Group h, int n, const int ranks[], MPI_Group *out)
             w.push_back(g->world[i]);
     *out = make_group(std::move(w));
     return MPI_SUCCESS;
+}
+
+WEFT_MPI_WEAK(Group_range_incl)
+int PMPI_Group_range_incl(MPI_Group h, int n, int ranges[][3], MPI_Group *out)
+{
+    MPI_THREAD_GUARD;
+    GROUP_OR_RETURN("MPI_Group_range_incl", h, g);
+    std::vector<int> ranks;
+    if (int rc = expand_ranges(*g, n, ranges, "MPI_Group_range_incl", &ranks))
+        return rc;
+    return PMPI_Group_incl(h, static_cast<int>(ranks.size()), ranks.data(), out);
+}
+
+WEFT_MPI_WEAK(Group_range_excl)
+int PMPI_Group_range_excl(MPI_Group h, int n, int ranges[][3], MPI_Group *out)
+{
+    MPI_THREAD_GUARD;
+    GROUP_OR_RETURN("MPI_Group_range_excl", h, g);
+    std::vector<int> ranks;
+    if (int rc = expand_ranges(*g, n, ranges, "MPI_Group_range_excl", &ranks))
+        return rc;
+    return PMPI_Group_excl(h, static_cast<int>(ranks.size()), ranks.data(), out);
 }
 
 namespace {

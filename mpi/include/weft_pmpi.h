@@ -64,6 +64,8 @@ int PMPI_Group_size(MPI_Group group, int *size);
 int PMPI_Group_rank(MPI_Group group, int *rank);
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);

@@ -309,6 +309,44 @@ static void churn(void)
     }
 }
 
+/* MPI_Group_range_incl/excl: the triplets (first, last, stride) name the
+ * same ranks as the explicit list MPI_Group_incl/excl takes. */
+static void group_ranges(void)
+{
+    MPI_Group world, evens, odds, evens_by_list, empty;
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    int ranges[1][3] = {{0, mtest_size - 1, 2}};
+    MPI_OK(MPI_Group_range_incl(world, 1, ranges, &evens));
+    MPI_OK(MPI_Group_range_excl(world, 1, ranges, &odds));
+    int list[64], n = 0;
+    for (int r = 0; r < mtest_size && n < 64; r += 2)
+        list[n++] = r;
+    MPI_OK(MPI_Group_incl(world, n, list, &evens_by_list));
+    int cmp = -1, ne = -1, no = -1;
+    MPI_OK(MPI_Group_compare(evens, evens_by_list, &cmp));
+    MPI_OK(MPI_Group_size(evens, &ne));
+    MPI_OK(MPI_Group_size(odds, &no));
+    CHECK(cmp == MPI_IDENT, "range_incl (0, %d, 2) compares %d with the explicit list, expected MPI_IDENT",
+          mtest_size - 1, cmp);
+    CHECK(ne == (mtest_size + 1) / 2 && no == mtest_size / 2, "range groups of sizes %d and %d for %d ranks", ne,
+          no, mtest_size);
+    int backwards[1][3] = {{mtest_size - 1, 0, -1}}, bad[1][3] = {{0, mtest_size, 1}};
+    MPI_Group reversed;
+    MPI_OK(MPI_Group_range_incl(world, 1, backwards, &reversed));
+    int first = -1, zero = 0;
+    MPI_OK(MPI_Group_translate_ranks(reversed, 1, &zero, world, &first));
+    CHECK(first == mtest_size - 1, "a negative stride's group starts with world rank %d, expected %d", first,
+          mtest_size - 1);
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int cls = MPI_SUCCESS;
+    MPI_Error_class(MPI_Group_range_incl(world, 1, bad, &empty), &cls);
+    CHECK(cls == MPI_ERR_RANK, "a triplet past the group's end: class %d, expected MPI_ERR_RANK", cls);
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    MPI_Group *all[] = {&world, &evens, &odds, &evens_by_list, &reversed};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+        MPI_OK(MPI_Group_free(all[i]));
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -317,5 +355,6 @@ int main(int argc, char **argv)
     splits();
     groups_and_create();
     churn();
+    group_ranges();
     return mtest_finish();
 }
