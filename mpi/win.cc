@@ -570,13 +570,10 @@ int rma_accumulate(Win &w, const char *fn, const void *origin, int ocount, MPI_D
         // To itself the answer comes as soon as this rank serves its own
         // message, so the fetch completes here, as other MPIs' do, not at
         // the epoch's end: programs reuse or free the result buffer early
-        // (mpi4py's tests free it before the closing fence).
-        while (win_pending(w, id, id + 1)) {
-            weft_progress();
-            if (g_service)
-                g_service();   // serves this window: applies the message, answers it
-            win_poll(w);       // retires the answered fetch into the result buffer
-        }
+        // (mpi4py's tests free it before the closing fence). win_complete
+        // waits out what is in flight to this rank, serving the window
+        // meanwhile, and retires the answer into the result buffer.
+        win_complete(w, rank);
     }
     return wrc ? win_error(w, fail_class(wrc), fn, weft_why(wrc)) : MPI_SUCCESS;
 }
