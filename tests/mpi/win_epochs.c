@@ -131,16 +131,21 @@ static int weft_shm_entries(void)
     return n;
 }
 
-/* A shared window: rank r owns r+1 ints; each writes its neighbours'
- * segments by load/store through Win_shared_query's pointers. (The
- * flavor and model attributes need MPI_Win_get_attr: see the report.) */
+/* A shared window over this node's ranks (a shared window spans one node
+ * only, so under srun -N 2 each node has its own): node rank r owns r+1
+ * ints; each writes its node neighbours' segments by load/store through
+ * Win_shared_query's pointers, then by MPI_Put. */
 static void shared(void)
 {
     MPI_Comm node;
-    MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, 0, mtest_rank, &node));   /* weftrun: one node */
+    MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, mtest_rank, MPI_INFO_NULL, &node));
+    int me, n;
+    MPI_OK(MPI_Comm_rank(node, &me));
+    MPI_OK(MPI_Comm_size(node, &n));
+    const int right = (me + 1) % n, left = (me + n - 1) % n;
     int *mine;
     MPI_Win win;
-    const MPI_Aint bytes = (MPI_Aint)sizeof(int) * (mtest_rank + 1);
+    const MPI_Aint bytes = (MPI_Aint)sizeof(int) * (me + 1);
     MPI_OK(MPI_Win_allocate_shared(bytes, sizeof(int), MPI_INFO_NULL, node, &mine, &win));
     CHECK(weft_shm_entries() == 0, "a weft-win entry appeared in /dev/shm");
     MPI_Aint qsize;
@@ -155,19 +160,19 @@ static void shared(void)
     CHECK(first + 1 == (int *)((char *)first + sizeof(int)) && qsize == (MPI_Aint)sizeof(int),
           "shared_query(MPI_PROC_NULL): size %ld, expected rank 0's", (long)qsize);
     /* Contiguous: rank r's segment starts after ranks 0..r-1's. */
-    CHECK(mine == first + mtest_rank * (mtest_rank + 1) / 2, "rank %d's segment is not where the default "
-          "contiguous layout puts it", mtest_rank);
+    CHECK(mine == first + me * (me + 1) / 2, "node rank %d's segment is not where the default "
+          "contiguous layout puts it", me);
     MPI_OK(MPI_Win_lock_all(0, win));
     for (int i = 0; i <= right; ++i)
-        rp[i] = 1000 * mtest_rank + i;
+        rp[i] = 1000 * me + i;
     MPI_OK(MPI_Win_sync(win));
     MPI_OK(MPI_Barrier(node));
     MPI_OK(MPI_Win_sync(win));
-    for (int i = 0; i <= mtest_rank; ++i)
+    for (int i = 0; i <= me; ++i)
         CHECK(mine[i] == 1000 * left + i, "shared store: mine[%d] = %d, expected %d", i, mine[i], 1000 * left + i);
     MPI_OK(MPI_Barrier(node));
     /* RMA on the shared window too. */
-    const int v = -mtest_rank - 1;
+    const int v = -me - 1;
     MPI_OK(MPI_Put(&v, 1, MPI_INT, right, 0, 1, MPI_INT, win));
     MPI_OK(MPI_Win_flush(right, win));
     MPI_OK(MPI_Barrier(node));
