@@ -70,7 +70,12 @@ const weft::cutil::ParamSpec kParams[] = {
     {"timeout", WEFT_PARAM_INT, "20", WEFT_LEVEL_TUNER_DETAIL,
      "RC ack timeout exponent (4.096 us * 2^timeout, 1-31): how long before a lost packet is resent; with "
      "retry_count it bounds how long a dead peer takes to notice."},
-    {"retry_count", WEFT_PARAM_INT, "7", WEFT_LEVEL_TUNER_DETAIL, "RC retransmissions before a connection fails (0-7)."},
+    // Not 7: Soft-RoCE (rdma_rxe) takes a retry count of 7 as "retry forever"
+    // (as the IB spec does only for the RNR retry count), so a dead peer
+    // would never be noticed there. 6 costs one retransmission on hardware.
+    {"retry_count", WEFT_PARAM_INT, "6", WEFT_LEVEL_TUNER_DETAIL,
+     "RC retransmissions before a connection fails (0-7; 7 means forever on Soft-RoCE, where a dead peer "
+     "is then never noticed)."},
     {"reg_limit", WEFT_PARAM_SIZE, "1g", WEFT_LEVEL_TUNER_DETAIL,
      "Bytes the registration cache keeps registered before it releases unused regions."},
     {"leave_pinned", WEFT_PARAM_BOOL, "false", WEFT_LEVEL_TUNER_DETAIL,
