@@ -50,6 +50,7 @@
 #include "engine/peers.hpp"
 #include "engine/pool.hpp"
 #include "engine/portals.hpp"
+#include "engine/rendezvous.hpp"
 #include "engine/wire.hpp"
 
 namespace weft::engine {
@@ -142,7 +143,7 @@ public:
     int progress();
     bool idle() const { return peers_.idle(); }
     size_t dropped() const { return dropped_; }
-    size_t rejected() const { return rejected_; }
+    size_t rejected() const { return peers_.rejected(); }
     // Why operations with rank failed with error (Peers::failure_of).
     std::string failure_of(uint32_t rank, int error) const { return peers_.failure_of(rank, error); }
 
@@ -154,12 +155,10 @@ private:
     static int poll(void *ctx);
 
     bool continue_reply(PeerTraffic &ps, Op *op);
-    void finish_incoming(Incoming *in, int status);
     // Starts (or continues) an op; false when it must wait (queued).
     bool start_op(PeerTraffic &ps, Op *op);
     bool start_put(PeerTraffic &ps, Op *op);
     Status new_op(const char *fn, weft_md_t md, uint32_t target, unsigned portal, Op **op, PeerTraffic **ps);
-    bool continue_data(PeerTraffic &ps, Op *op);
     void complete_op(Op *op, int status, size_t mlength);
     void fail_peer_ops(uint32_t rank, const std::string &why);
 
@@ -170,37 +169,11 @@ private:
     void handle_get(weft_btl_endpoint_t *ep, const wire::Frame &f);
     void handle_reply(const wire::Frame &f);
     void handle_cts(weft_btl_endpoint_t *ep, const wire::Frame &f);
-    void handle_data(const wire::Frame &f);
     void handle_credit(uint32_t src, const wire::Frame &f);
-    void handle_put_req(weft_btl_endpoint_t *ep, const wire::Frame &f);
-    void handle_put_done(const wire::Frame &f);
-    static void on_put_done(weft_btl_endpoint_t *ep, void *ctx, int status);
-    void send_put_done(uint32_t target, uint64_t token, int status);
-    // Rendezvous by RDMA: the target's get of [from, from + len) of the
-    // initiator's data (a btl status: it may not start).
-    int start_part_get(Incoming *in, size_t from, size_t len);
-    // The module's get alone (start_part_get defers it on WEFT_ERR_AGAIN).
-    int issue_part_get(Incoming *in, size_t from, size_t len);
-    // Queues d on rank's peer, to be retried from progress().
-    void defer_rdma(uint32_t rank, const DeferredRdma &d);
-    // One deferred RDMA operation again: WEFT_ERR_AGAIN keeps it queued.
-    int retry_rdma(const DeferredRdma &d);
-    Status split_rendezvous(Incoming *in, uint64_t handle);
-    void part_done(Incoming *in, int status);
-    // Rendezvous Data frames (rendezvous_data.cc): unordered sends, direct placement.
-    void enable_placement();
-    int send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<const std::byte> payload);
-    Incoming *data_target(const wire::Data &d, size_t bytes, bool quiet);
-    void data_landed(Incoming *in, size_t bytes);
-    static int on_place(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
-                        weft_btl_placement_t *place);
-    static void on_placed(void *ctx, weft_btl_endpoint_t *ep, uint64_t token, int status);
-    // Lands a put (eager data or a rendezvous header) into md.
+    // Lands a put (eager data; a rendezvous header starts the Rendezvous)
+    // into md.
     void deliver(Md *md, const PutInfo &u, std::span<const std::byte> data);
     void drain_unexpected_into(Me *me);
-    // A malformed or unexpected frame from a peer: counted, logged (bounded).
-    void reject(uint32_t src, const std::string &why);
-    static void on_rdma_done(weft_btl_endpoint_t *ep, void *ctx, int status);
 
     // Tagged receives (tagged.cc): the posted list, in posting order.
     void post_recv(Request *r);
@@ -220,17 +193,13 @@ private:
     Portals portals_;                      // EQ, ME, MD and the portal lists
     Peers peers_;                          // per-peer queues, credits, frames out
     uint32_t my_rank_ = 0, job_size_ = 1;
-    size_t eager_limit_cap_ = 0, eager_window_ = 0, chunk_ = 0;
-    bool rndv_rdma_ = true;
-    size_t rndv_split_ = 0;
+    size_t eager_window_ = 0, chunk_ = 0;
     std::chrono::milliseconds finalize_timeout_;
     Pool<Request, 4> requests_;
     Pool<Op, 5> ops_;
     Pool<Unexpected, 6> unexpected_;
-    Pool<Incoming, 7> incoming_;
-    Pool<Landing, 8> landings_;
+    Rendezvous rendezvous_;                // large puts' data after the Rts; looks up ops_
     size_t dropped_ = 0;                   // puts that matched nothing (non-lazy portal)
-    size_t rejected_ = 0;                  // malformed frames
     uint32_t barrier_epoch_ = 0;
     Request *posted_head_ = nullptr, *posted_tail_ = nullptr;
 };

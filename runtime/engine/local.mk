@@ -12,6 +12,7 @@ libweft_la_SOURCES += \
 	runtime/engine/params.cc runtime/engine/params.hpp \
 	runtime/engine/peers.cc runtime/engine/peers.hpp \
 	runtime/engine/pool.hpp \
+	runtime/engine/rendezvous.cc runtime/engine/rendezvous.hpp \
 	runtime/engine/rendezvous_data.cc \
 	runtime/engine/tagged.cc \
 	runtime/engine/target.cc \
