@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The engine's set-up with its host, the per-peer traffic (connecting,
-// queues, control frames), and the initiator side: starting puts, gets and
-// tagged sends, queueing them until a peer is connected or its transport
-// has room, and finishing them; progress, peer failures, the split
-// rendezvous's initiator half, and drain at finalize.
+// The engine's set-up with its host, and the initiator side: starting
+// puts, gets and tagged sends (a large one's Rts is the Rendezvous part's),
+// queueing them on their peer (Peers) until it is connected or its
+// transport has room, and finishing them (complete_op); progress over the
+// peers' queues, a failed peer across all parts, and drain at finalize.
 #include "engine/engine.hpp"
 
 #include <algorithm>
@@ -17,7 +17,7 @@ Engine *Engine::current_ = nullptr;
 
 Engine::Engine(Host &host, const Config &config)
     : host_(host), progress_(host.progress()), log_(host.logger()), portals_(config.my_rank, config.job_size),
-      peers_(host, host.logger(), config), my_rank_(config.my_rank), job_size_(config.job_size),
+      peers_(host, host.logger(), config), matching_(portals_), my_rank_(config.my_rank), job_size_(config.job_size),
       eager_window_(config.eager_window), chunk_(config.chunk), finalize_timeout_(config.finalize_timeout),
       rendezvous_(host, portals_, peers_, ops_, config)
 {
@@ -391,15 +391,7 @@ void Engine::fail_peer_ops(uint32_t rank, const std::string &why)
         complete_op(op, WEFT_ERR_UNREACHABLE, 0);
     rendezvous_.fail_peer(rank, WEFT_ERR_UNREACHABLE);
     // Receives that only this peer could satisfy fail too.
-    for (Request *r = posted_head_, *next; r; r = next) {
-        next = r->next;
-        if (r->source != rank)
-            continue;
-        unpost(r);
-        r->done = true;
-        r->status.source = rank;
-        r->status.error = WEFT_ERR_UNREACHABLE;
-    }
+    matching_.fail_source(rank, WEFT_ERR_UNREACHABLE);
     log_.write("engine", "base", WEFT_LOG_INFO, "rank " + std::to_string(rank) + " failed: " + why);
 }
 

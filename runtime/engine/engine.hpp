@@ -24,12 +24,19 @@
 // The engine sees the process runtime only through Host (host.hpp); the
 // runtime (runtime/rte) builds it and registers nothing on its behalf.
 //
-// Its parts: Portals (portals.hpp: EQ, ME, MD, the portal lists), Peers
-// (peers.hpp: per-peer queues, credits, frames out), and Engine, the
-// facade the C API calls (messaging_api.cc), which holds the operations:
-// tagged matching and eager landing (tagged.cc, the receive fast path in
-// one translation unit), the target side and rendezvous (target.cc,
-// rendezvous_data.cc), the initiator side and progress (engine.cc).
+// Its parts, each with a header of its own:
+//  - Portals (portals.hpp): EQ, ME, MD, the portal lists and unexpected
+//    queues, events;
+//  - Peers (peers.hpp): per-peer queues, credits, frames out, failures;
+//  - Matching (matching.hpp): posted receives, the tagged unexpected
+//    queue, eager landing (its fast path inline);
+//  - Rendezvous (rendezvous.hpp, rendezvous.cc, rendezvous_data.cc): a
+//    large put's data after its header matched, by RDMA or by chunks;
+// and Engine, the facade the C API calls (messaging_api.cc), which holds
+// the requests and operations and joins the parts: tagged sends and
+// receives and the frame handler's fast path (tagged.cc, one translation
+// unit with Matching's inline part), the receiving side (target.cc), the
+// initiator side and progress (engine.cc).
 #pragma once
 
 #include <weft.h>
@@ -45,6 +52,7 @@
 
 #include "core/status.hpp"
 #include "engine/host.hpp"
+#include "engine/matching.hpp"
 #include "engine/objects.hpp"
 #include "engine/params.hpp"
 #include "engine/peers.hpp"
@@ -175,16 +183,10 @@ private:
     void deliver(Md *md, const PutInfo &u, std::span<const std::byte> data);
     void drain_unexpected_into(Me *me);
 
-    // Tagged receives (tagged.cc): the posted list, in posting order.
-    void post_recv(Request *r);
-    void unpost(Request *r);
-    Request *match_posted(uint32_t src, uint64_t bits);
-    // An eager tagged message straight into a matched receive.
-    void land_eager(Request *r, uint32_t src, uint64_t bits, std::span<const std::byte> data);
-    // A matched receive's data by the portal machinery (rendezvous, Put).
+    // A matched receive's data: eager data copied (and credited), a Put or
+    // a rendezvous header by the portal machinery (land_by_md).
+    void land_matched(Request *r, const PutInfo &u, std::span<const std::byte> data);
     void land_by_md(Request *r, const PutInfo &u, std::span<const std::byte> data);
-    // The on_am fast path: a tagged eager frame that matches a posted receive.
-    bool try_tagged_eager(weft_btl_endpoint_t *ep, const void *data, size_t len);
 
     static Engine *current_;
     Host &host_;
@@ -192,16 +194,15 @@ private:
     log::Logger &log_;
     Portals portals_;                      // EQ, ME, MD and the portal lists
     Peers peers_;                          // per-peer queues, credits, frames out
+    Matching matching_;                    // posted receives; the tagged unexpected queue
     uint32_t my_rank_ = 0, job_size_ = 1;
     size_t eager_window_ = 0, chunk_ = 0;
     std::chrono::milliseconds finalize_timeout_;
     Pool<Request, 4> requests_;
     Pool<Op, 5> ops_;
-    Pool<Unexpected, 6> unexpected_;
     Rendezvous rendezvous_;                // large puts' data after the Rts; looks up ops_
     size_t dropped_ = 0;                   // puts that matched nothing (non-lazy portal)
     uint32_t barrier_epoch_ = 0;
-    Request *posted_head_ = nullptr, *posted_tail_ = nullptr;
 };
 
 } // namespace weft::engine

@@ -6,6 +6,7 @@ libweft_la_SOURCES += \
 	runtime/engine/api_error.hpp \
 	runtime/engine/engine.cc runtime/engine/engine.hpp \
 	runtime/engine/host.hpp \
+	runtime/engine/matching.cc runtime/engine/matching.hpp \
 	runtime/engine/messaging_api.cc \
 	runtime/engine/objects.hpp \
 	runtime/engine/portals.cc runtime/engine/portals.hpp \

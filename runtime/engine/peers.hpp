@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Per-peer traffic: the engine's record of each peer (PeerTraffic: queued
 // operations, eager credits, control frames and RDMA operations waiting for
-// room, the failure), connecting through the host on first use, and the
-// frames that go out on a peer's primary endpoint, and the count of frames
-// refused from peers. The small-message send
-// (try_eager, send_eager, send_frame) and the credit count of every eager
-// message are inline here, so the fast paths in tagged.cc compile into one
-// function each with no call of this class left (peers.cc has the rest).
+// room, the failure), connecting through the host on first use, the frames
+// that go out on a peer's primary endpoint, and the count of frames refused
+// from peers. The small-message send (try_eager, send_eager, send_frame)
+// and the credit count of every eager message are inline here, so the fast
+// paths in tagged.cc compile into one function each with no call of this
+// class left (peers.cc has the rest).
 #pragma once
 
 #include <weft/btl.h>

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The receiving side: frames from peers, matching against the portals'
-// match entries, landing data in memory descriptors, the unexpected queue
-// of lazy portals, rendezvous by RDMA get or by chunks, gets, and credits.
+// The receiving side off the fast path: frames from peers by type; a put
+// matched against the posted receives (Matching) or a portal's match
+// entries, its eager data landed in the memory descriptor (a rendezvous
+// header goes on to the Rendezvous part), or kept in a lazy portal's
+// unexpected queue; the initiator's answers (Ack, Fin, Cts), gets, and
+// credits.
 #include <algorithm>
 #include <cstring>
 
@@ -92,11 +95,8 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
         u.rkey = reinterpret_cast<const uint8_t *>(f.payload.data());
     }
     if (u.portal == WEFT_PT_TAGGED) {
-        if (Request *r = match_posted(u.source, u.match_bits)) {
-            if (u.type == wire::Type::Eager)
-                land_eager(r, u.source, u.match_bits, data);
-            else
-                land_by_md(r, u, data);
+        if (Request *r = matching_.match_posted(u.source, u.match_bits)) {
+            land_matched(r, u, data);
             return;
         }
     } else if (Me *me = portals_.match(u.portal, u.source, u.match_bits, WEFT_MD_OP_PUT, u.length, u.offset)) {
@@ -104,22 +104,7 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
         return;
     }
     if (portals_.portal(u.portal).lazy) {
-        uint64_t h;
-        Unexpected *q = unexpected_.alloc(&h);
-        q->info = u;
-        if (u.rkey_len) {
-            std::memcpy(q->rkey.data(), u.rkey, u.rkey_len);
-            q->info.rkey = q->rkey.data();
-        }
-        if (u.type != wire::Type::Rts) {
-            if (u.length <= kInlineUnexpected)
-                std::memcpy(q->inline_data.data(), data.data(), u.length);
-            else
-                q->heap_data.assign(data.begin(), data.end());
-        }
-        Portal &pt = portals_.portal(u.portal);
-        (pt.uq_tail ? pt.uq_tail->next : pt.uq_head) = q;
-        pt.uq_tail = q;
+        portals_.store_unexpected(u, data);
         return;
     }
     // Nothing wants it: dropped, and the initiator learns why if it asked.
@@ -154,7 +139,7 @@ void Engine::drain_unexpected_into(Me *me)
             pt.uq_tail = prev;
         const bool last = md->threshold == 1;
         deliver(md, u->info, u->data());
-        unexpected_.free(u);
+        portals_.free_unexpected(u);
         if (last)
             return;   // md (and maybe me) may be gone
     }
