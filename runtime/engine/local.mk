@@ -20,4 +20,6 @@ libweft_la_SOURCES += \
 	runtime/engine/wire.cc runtime/engine/wire.hpp
 unit_test_sources += tests/unit/engine_test.cc
 unit_test_sources += tests/unit/engine_wire_test.cc
-unit_test_sources += tests/unit/engine_host_test.cc
+unit_test_sources += tests/unit/engine_host_test.cc tests/unit/engine_fake_host.hpp
+unit_test_sources += tests/unit/engine_matching_test.cc
+unit_test_sources += tests/unit/engine_rendezvous_test.cc
