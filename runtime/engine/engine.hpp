@@ -74,9 +74,9 @@ public:
     Status init();
     // Waits (up to config.finalize_timeout) for what is in flight.
     Status drain();
-    // The process's engine once init() succeeded: the one the C API calls
-    // and the btl's RDMA completions reach (their callbacks get an
-    // operation handle, never a pointer that may be stale).
+    // The process's engine once init() succeeded: the one the C API calls.
+    // (The btl's RDMA completions reach its Rendezvous the same way, with
+    // a handle, never a pointer that may be stale.)
     static Engine *current() { return current_; }
     // The progress loop it waits in (the host's).
     rt::ProgressEngine &progress_engine() { return progress_; }
@@ -157,16 +157,19 @@ public:
 
 private:
     static void on_am(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len);
-    // Every frame but a tagged eager message (try_tagged_eager).
+    // Every frame but a tagged eager message that found its receive
+    // (Matching::land_tagged_frame).
     [[gnu::noinline]] void on_frame(weft_btl_endpoint_t *ep, const void *data, size_t len);
     static void on_peer_failed(void *ctx, uint32_t rank, const std::string &why);
     static int poll(void *ctx);
 
-    bool continue_reply(PeerTraffic &ps, Op *op);
-    // Starts (or continues) an op; false when it must wait (queued).
+    // The initiator (engine.cc). Starts (or continues) an op; false when
+    // it must wait (queued).
     bool start_op(PeerTraffic &ps, Op *op);
     bool start_put(PeerTraffic &ps, Op *op);
     Status new_op(const char *fn, weft_md_t md, uint32_t target, unsigned portal, Op **op, PeerTraffic **ps);
+    // The target side of a get: its Reply chunks.
+    bool continue_reply(PeerTraffic &ps, Op *op);
     void complete_op(Op *op, int status, size_t mlength);
     void fail_peer_ops(uint32_t rank, const std::string &why);
 
