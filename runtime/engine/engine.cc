@@ -7,7 +7,6 @@
 #include "engine/engine.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "log/log.hpp"
 

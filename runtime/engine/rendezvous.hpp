@@ -83,7 +83,6 @@ public:
     // rank failed: its receives in progress end with error (their Fin is
     // queued for no one; the requests and events say error).
     void fail_peer(uint32_t rank, int error);
-    size_t receiving() const { return incoming_.live(); }
 
 private:
     // Target side of the RDMA path.

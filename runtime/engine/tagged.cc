@@ -5,11 +5,6 @@
 // frame, whose fast path (a tagged eager frame that finds its receive) is
 // here, in one translation unit with the receive path. weft_barrier is a
 // dissemination barrier over them (its own context).
-#include <algorithm>
-#include <cstring>
-
-#include <weft/component_util.hpp>
-
 #include "engine/engine.hpp"
 
 namespace weft::engine {
