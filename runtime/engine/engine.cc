@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The engine's set-up with its host, the per-peer traffic (connecting,
-// queues, control frames), and the initiator side: starting puts, gets and
-// tagged sends, queueing them until a peer is connected or its transport
-// has room, and finishing them; progress, peer failures, the split
-// rendezvous's initiator half, and drain at finalize.
+// The engine's set-up with its host, and the initiator side: starting
+// puts, gets and tagged sends (a large one's Rts is the Rendezvous part's),
+// queueing them on their peer (Peers) until it is connected or its
+// transport has room, and finishing them (complete_op); progress over the
+// peers' queues, a failed peer across all parts, and drain at finalize.
 #include "engine/engine.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "log/log.hpp"
 
@@ -17,11 +16,9 @@ Engine *Engine::current_ = nullptr;
 
 Engine::Engine(Host &host, const Config &config)
     : host_(host), progress_(host.progress()), log_(host.logger()), portals_(config.my_rank, config.job_size),
-      peers_(host, host.logger(), config),
-      my_rank_(config.my_rank),
-      job_size_(config.job_size), eager_limit_cap_(config.eager_limit_cap), eager_window_(config.eager_window),
-      chunk_(config.chunk), rndv_rdma_(config.rndv_rdma), rndv_split_(config.rndv_split),
-      finalize_timeout_(config.finalize_timeout)
+      peers_(host, host.logger(), config), matching_(portals_), my_rank_(config.my_rank), job_size_(config.job_size),
+      eager_window_(config.eager_window), chunk_(config.chunk), finalize_timeout_(config.finalize_timeout),
+      rendezvous_(host, portals_, peers_, ops_, config)
 {
 }
 
@@ -30,7 +27,6 @@ Engine::~Engine()
     if (current_ == this)
         current_ = nullptr;
     host_.set_handler(wire::kAmEngine, nullptr, nullptr);
-    host_.set_place_handler(wire::kAmEngine, nullptr, nullptr, nullptr);
     host_.set_peer_failed_handler(nullptr, nullptr);
     progress_.remove(poll, this);
     // Registrations of unfinished rendezvous sends go back to their modules.
@@ -45,7 +41,7 @@ Status Engine::init()
     portals_.portal(WEFT_PT_TAGGED).lazy = true;
     if (Status st = host_.set_handler(wire::kAmEngine, on_am, this); !st.ok())
         return st;
-    enable_placement();
+    rendezvous_.init();
     host_.set_peer_failed_handler(on_peer_failed, this);
     // Its queued work moves when a transport connects, answers or makes
     // room. The first two wake a blocked wait through the transport's
@@ -57,8 +53,6 @@ Status Engine::init()
     return Status::success();
 }
 
-// ---------------------------------------------------------------- peers
-
 // ---------------------------------------------------------------- initiator
 
 bool Engine::start_op(PeerTraffic &ps, Op *op)
@@ -66,8 +60,14 @@ bool Engine::start_op(PeerTraffic &ps, Op *op)
     switch (op->kind) {
     case Op::Kind::Put:
     case Op::Kind::TaggedSend:
-        if (op->state == Op::State::Sending)
-            return continue_data(ps, op);
+        if (op->state == Op::State::Sending) {
+            const int rc = rendezvous_.send_granted(ps, op);
+            if (rc == WEFT_ERR_AGAIN)
+                return false;
+            if (rc != WEFT_SUCCESS)
+                complete_op(op, rc, op->sent);
+            return true;
+        }
         return start_put(ps, op);
     case Op::Kind::Get: {
         wire::GetReq g{};
@@ -114,38 +114,9 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
         p.op = op->handle;
         rc = peers_.send_frame(ps, wire::bytes_of(p), data);
     } else {
-        wire::Rts r{};
-        r.type = static_cast<uint8_t>(wire::Type::Rts);
-        r.portal = static_cast<uint8_t>(op->portal);
-        r.flags = op->ack ? wire::kFlagAck : 0;
-        r.length = op->length;
-        r.match_bits = op->match_bits;
-        r.offset = op->offset;
-        r.hdr_data = op->hdr_data;
-        r.op = op->handle;
-        weft_btl_module_t *m = ps.ep->module;
-        // RDMA: the target reads the data itself (single copy), when the
-        // module can and the buffer registers.
-        if (rndv_rdma_ && !op->reg_module && (m->caps.flags & WEFT_BTL_FLAG_GET) && WEFT_BTL_HAS_OP(m, get) &&
-            op->length > 0) {
-            op->reg.size = sizeof op->reg;
-            if (weft_btl_mem_register(m, const_cast<std::byte *>(op->data), op->length, &op->reg) ==
-                    WEFT_SUCCESS &&
-                op->reg.rkey_len <= sizeof op->reg.rkey && op->reg.rkey_len <= 64)
-                op->reg_module = m;
-        }
-        std::span<const std::byte> rkey;
-        if (op->reg_module) {
-            r.rkey_len = static_cast<uint8_t>(op->reg.rkey_len);
-            r.addr = reinterpret_cast<uint64_t>(op->data);
-            rkey = std::span(reinterpret_cast<const std::byte *>(op->reg.rkey), op->reg.rkey_len);
-        }
-        rc = peers_.send_frame(ps, wire::bytes_of(r), rkey);
-        if (rc == WEFT_SUCCESS) {
-            op->rendezvous = true;
-            op->state = Op::State::WaitFin;
-            return true;
-        }
+        rc = rendezvous_.send_rts(ps, op);
+        if (rc == WEFT_SUCCESS)
+            return true;   // the Fin completes it
     }
     if (rc == WEFT_ERR_AGAIN)
         return false;
@@ -163,43 +134,6 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
         return true;
     }
     complete_op(op, WEFT_SUCCESS, op->length);
-    return true;
-}
-
-// Cts mode: the target asked for the data in chunks.
-bool Engine::continue_data(PeerTraffic &ps, Op *op)
-{
-    while (op->sent < op->granted) {
-        // A chunk goes on the rail that would finish it first; one that is
-        // full (AGAIN) is passed over for this chunk.
-        uint32_t tried = 0;
-        int rc = WEFT_ERR_AGAIN;
-        size_t n = 0;
-        const auto eps = host_.connected_endpoints(ps.rank);
-        while (rc == WEFT_ERR_AGAIN) {
-            const size_t k = peers_.pick_rail(ps, eps, tried);
-            if (k == SIZE_MAX)
-                return false;
-            weft_btl_endpoint_t *ep = k == 0 ? ps.ep : eps[k];
-            n = std::min({chunk_, ep->module->caps.max_send - sizeof(wire::Data), op->granted - op->sent});
-            wire::Data d{};
-            d.type = static_cast<uint8_t>(wire::Type::Data);
-            d.length = static_cast<uint32_t>(n);
-            d.token = op->token;
-            d.chunk_offset = op->sent;
-            rc = send_data(ep, d, std::span(op->data + op->sent, n));
-            if (rc == WEFT_ERR_AGAIN)
-                tried |= 1u << k;
-            else if (rc == WEFT_SUCCESS && ps.rail_bytes.size() > k)
-                ps.rail_bytes[k] += n;
-        }
-        if (rc != WEFT_SUCCESS) {
-            complete_op(op, rc, op->sent);
-            return true;
-        }
-        op->sent += n;
-    }
-    op->state = Op::State::WaitFin;
     return true;
 }
 
@@ -396,7 +330,7 @@ int Engine::progress()
         ps->busy = false;
         // Deferred RDMA carries its own endpoint: it needs no connection check.
         while (!ps->failed && !ps->rdma_retry.empty()) {
-            if (retry_rdma(ps->rdma_retry.front()) == WEFT_ERR_AGAIN)
+            if (rendezvous_.retry(ps->rdma_retry.front()) == WEFT_ERR_AGAIN)
                 break;
             ps->rdma_retry.pop_front();
             ++events;
@@ -430,35 +364,6 @@ int Engine::progress()
     return events;
 }
 
-void Engine::defer_rdma(uint32_t rank, const DeferredRdma &d)
-{
-    PeerTraffic &ps = peers_.slot(rank);
-    ps.rdma_retry.push_back(d);
-    peers_.mark_busy(ps);
-}
-
-int Engine::retry_rdma(const DeferredRdma &d)
-{
-    if (!d.is_put) {
-        Incoming *in = incoming_.get(d.handle);
-        if (!in || !in->ep)
-            return WEFT_SUCCESS;           // the receive ended meanwhile
-        const int rc = issue_part_get(in, d.from, d.len);
-        if (rc != WEFT_SUCCESS && rc != WEFT_ERR_AGAIN)
-            part_done(in, rc);
-        return rc;
-    }
-    Op *op = ops_.get(d.handle);
-    weft_btl_endpoint_t *ep = d.ep;
-    if (!op || !ep || !WEFT_BTL_HAS_OP(ep->module, put))
-        return WEFT_SUCCESS;               // the send ended meanwhile
-    const int rc = weft_btl_put(ep, op->data + d.from, d.len, d.addr, d.rkey.data(), d.rkey_len, on_put_done,
-                                reinterpret_cast<void *>(static_cast<uintptr_t>(op->handle)));
-    if (rc != WEFT_SUCCESS && rc != WEFT_ERR_AGAIN)
-        send_put_done(ep->peer_rank, d.token, rc);   // the target reads that part itself
-    return rc;
-}
-
 // ---------------------------------------------------------------- failures
 
 void Engine::on_peer_failed(void *ctx, uint32_t rank, const std::string &why)
@@ -483,80 +388,10 @@ void Engine::fail_peer_ops(uint32_t rank, const std::string &why)
     });
     for (Op *op : dead)
         complete_op(op, WEFT_ERR_UNREACHABLE, 0);
-    std::vector<Incoming *> broken;
-    incoming_.for_each([&](Incoming *in) {
-        if (in->source == rank)
-            broken.push_back(in);
-    });
-    for (Incoming *in : broken)
-        finish_incoming(in, WEFT_ERR_UNREACHABLE);
+    rendezvous_.fail_peer(rank, WEFT_ERR_UNREACHABLE);
     // Receives that only this peer could satisfy fail too.
-    for (Request *r = posted_head_, *next; r; r = next) {
-        next = r->next;
-        if (r->source != rank)
-            continue;
-        unpost(r);
-        r->done = true;
-        r->status.source = rank;
-        r->status.error = WEFT_ERR_UNREACHABLE;
-    }
+    matching_.fail_source(rank, WEFT_ERR_UNREACHABLE);
     log_.write("engine", "base", WEFT_LOG_INFO, "rank " + std::to_string(rank) + " failed: " + why);
-}
-
-// ---------------------------------------------------------------- split rendezvous
-
-// The target asks us to write part of a rendezvous put into its memory.
-void Engine::handle_put_req(weft_btl_endpoint_t *ep, const wire::Frame &f)
-{
-    auto q = wire::read<wire::PutReq>(f);
-    Op *op = ops_.get(q.op);
-    int status;
-    if (!op || op->state != Op::State::WaitFin || op->target != ep->peer_rank || !op->reg_module ||
-        q.offset > op->length || q.length > op->length - q.offset) {
-        reject(ep->peer_rank, "putreq for an unknown operation or outside its data");
-        status = WEFT_ERR_BAD_PARAM;
-    } else if (!WEFT_BTL_HAS_OP(ep->module, put)) {
-        status = WEFT_ERR_NOT_SUPPORTED;
-    } else {
-        op->put_token = q.token;
-        status = weft_btl_put(ep, op->data + q.offset, q.length, q.addr, f.payload.data(), f.payload.size(),
-                              on_put_done, reinterpret_cast<void *>(static_cast<uintptr_t>(op->handle)));
-        if (status == WEFT_SUCCESS)
-            return;
-        if (status == WEFT_ERR_AGAIN && ep->peer_rank < job_size_ && f.payload.size() <= sizeof(DeferredRdma::rkey)) {
-            // The module's queues are full: the write starts from progress() later.
-            DeferredRdma d;
-            d.is_put = true;
-            d.ep = ep;
-            d.handle = op->handle;
-            d.from = q.offset;
-            d.len = q.length;
-            d.addr = q.addr;
-            d.token = q.token;
-            d.rkey_len = f.payload.size();
-            std::memcpy(d.rkey.data(), f.payload.data(), d.rkey_len);
-            defer_rdma(ep->peer_rank, d);
-            return;
-        }
-    }
-    send_put_done(ep->peer_rank, q.token, status);   // the target then reads that part itself
-}
-
-void Engine::send_put_done(uint32_t target, uint64_t token, int status)
-{
-    wire::PutDone d{};
-    d.type = static_cast<uint8_t>(wire::Type::PutDone);
-    d.status = status;
-    d.token = token;
-    peers_.send_control_to(target, wire::bytes_of(d));
-}
-
-void Engine::on_put_done(weft_btl_endpoint_t *, void *ctx, int status)
-{
-    Engine *e = current_;
-    Op *op = e ? e->ops_.get(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ctx))) : nullptr;
-    if (op)
-        e->send_put_done(op->target, op->put_token, status);
 }
 
 // ---------------------------------------------------------------- finalize

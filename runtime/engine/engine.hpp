@@ -24,12 +24,19 @@
 // The engine sees the process runtime only through Host (host.hpp); the
 // runtime (runtime/rte) builds it and registers nothing on its behalf.
 //
-// Its parts: Portals (portals.hpp: EQ, ME, MD, the portal lists), Peers
-// (peers.hpp: per-peer queues, credits, frames out), and Engine, the
-// facade the C API calls (messaging_api.cc), which holds the operations:
-// tagged matching and eager landing (tagged.cc, the receive fast path in
-// one translation unit), the target side and rendezvous (target.cc,
-// rendezvous_data.cc), the initiator side and progress (engine.cc).
+// Its parts, each with a header of its own:
+//  - Portals (portals.hpp): EQ, ME, MD, the portal lists and unexpected
+//    queues, events;
+//  - Peers (peers.hpp): per-peer queues, credits, frames out, failures;
+//  - Matching (matching.hpp): posted receives, the tagged unexpected
+//    queue, eager landing (its fast path inline);
+//  - Rendezvous (rendezvous.hpp, rendezvous.cc, rendezvous_data.cc): a
+//    large put's data after its header matched, by RDMA or by chunks;
+// and Engine, the facade the C API calls (messaging_api.cc), which holds
+// the requests and operations and joins the parts: tagged sends and
+// receives and the frame handler's fast path (tagged.cc, one translation
+// unit with Matching's inline part), the receiving side (target.cc), the
+// initiator side and progress (engine.cc).
 #pragma once
 
 #include <weft.h>
@@ -45,11 +52,13 @@
 
 #include "core/status.hpp"
 #include "engine/host.hpp"
+#include "engine/matching.hpp"
 #include "engine/objects.hpp"
 #include "engine/params.hpp"
 #include "engine/peers.hpp"
 #include "engine/pool.hpp"
 #include "engine/portals.hpp"
+#include "engine/rendezvous.hpp"
 #include "engine/wire.hpp"
 
 namespace weft::engine {
@@ -65,9 +74,9 @@ public:
     Status init();
     // Waits (up to config.finalize_timeout) for what is in flight.
     Status drain();
-    // The process's engine once init() succeeded: the one the C API calls
-    // and the btl's RDMA completions reach (their callbacks get an
-    // operation handle, never a pointer that may be stale).
+    // The process's engine once init() succeeded: the one the C API calls.
+    // (The btl's RDMA completions reach its Rendezvous the same way, with
+    // a handle, never a pointer that may be stale.)
     static Engine *current() { return current_; }
     // The progress loop it waits in (the host's).
     rt::ProgressEngine &progress_engine() { return progress_; }
@@ -142,24 +151,25 @@ public:
     int progress();
     bool idle() const { return peers_.idle(); }
     size_t dropped() const { return dropped_; }
-    size_t rejected() const { return rejected_; }
+    size_t rejected() const { return peers_.rejected(); }
     // Why operations with rank failed with error (Peers::failure_of).
     std::string failure_of(uint32_t rank, int error) const { return peers_.failure_of(rank, error); }
 
 private:
     static void on_am(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len);
-    // Every frame but a tagged eager message (try_tagged_eager).
+    // Every frame but a tagged eager message that found its receive
+    // (Matching::land_tagged_frame).
     [[gnu::noinline]] void on_frame(weft_btl_endpoint_t *ep, const void *data, size_t len);
     static void on_peer_failed(void *ctx, uint32_t rank, const std::string &why);
     static int poll(void *ctx);
 
-    bool continue_reply(PeerTraffic &ps, Op *op);
-    void finish_incoming(Incoming *in, int status);
-    // Starts (or continues) an op; false when it must wait (queued).
+    // The initiator (engine.cc). Starts (or continues) an op; false when
+    // it must wait (queued).
     bool start_op(PeerTraffic &ps, Op *op);
     bool start_put(PeerTraffic &ps, Op *op);
     Status new_op(const char *fn, weft_md_t md, uint32_t target, unsigned portal, Op **op, PeerTraffic **ps);
-    bool continue_data(PeerTraffic &ps, Op *op);
+    // The target side of a get: its Reply chunks.
+    bool continue_reply(PeerTraffic &ps, Op *op);
     void complete_op(Op *op, int status, size_t mlength);
     void fail_peer_ops(uint32_t rank, const std::string &why);
 
@@ -170,48 +180,16 @@ private:
     void handle_get(weft_btl_endpoint_t *ep, const wire::Frame &f);
     void handle_reply(const wire::Frame &f);
     void handle_cts(weft_btl_endpoint_t *ep, const wire::Frame &f);
-    void handle_data(const wire::Frame &f);
     void handle_credit(uint32_t src, const wire::Frame &f);
-    void handle_put_req(weft_btl_endpoint_t *ep, const wire::Frame &f);
-    void handle_put_done(const wire::Frame &f);
-    static void on_put_done(weft_btl_endpoint_t *ep, void *ctx, int status);
-    void send_put_done(uint32_t target, uint64_t token, int status);
-    // Rendezvous by RDMA: the target's get of [from, from + len) of the
-    // initiator's data (a btl status: it may not start).
-    int start_part_get(Incoming *in, size_t from, size_t len);
-    // The module's get alone (start_part_get defers it on WEFT_ERR_AGAIN).
-    int issue_part_get(Incoming *in, size_t from, size_t len);
-    // Queues d on rank's peer, to be retried from progress().
-    void defer_rdma(uint32_t rank, const DeferredRdma &d);
-    // One deferred RDMA operation again: WEFT_ERR_AGAIN keeps it queued.
-    int retry_rdma(const DeferredRdma &d);
-    Status split_rendezvous(Incoming *in, uint64_t handle);
-    void part_done(Incoming *in, int status);
-    // Rendezvous Data frames (rendezvous_data.cc): unordered sends, direct placement.
-    void enable_placement();
-    int send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<const std::byte> payload);
-    Incoming *data_target(const wire::Data &d, size_t bytes, bool quiet);
-    void data_landed(Incoming *in, size_t bytes);
-    static int on_place(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
-                        weft_btl_placement_t *place);
-    static void on_placed(void *ctx, weft_btl_endpoint_t *ep, uint64_t token, int status);
-    // Lands a put (eager data or a rendezvous header) into md.
+    // Lands a put (eager data; a rendezvous header starts the Rendezvous)
+    // into md.
     void deliver(Md *md, const PutInfo &u, std::span<const std::byte> data);
     void drain_unexpected_into(Me *me);
-    // A malformed or unexpected frame from a peer: counted, logged (bounded).
-    void reject(uint32_t src, const std::string &why);
-    static void on_rdma_done(weft_btl_endpoint_t *ep, void *ctx, int status);
 
-    // Tagged receives (tagged.cc): the posted list, in posting order.
-    void post_recv(Request *r);
-    void unpost(Request *r);
-    Request *match_posted(uint32_t src, uint64_t bits);
-    // An eager tagged message straight into a matched receive.
-    void land_eager(Request *r, uint32_t src, uint64_t bits, std::span<const std::byte> data);
-    // A matched receive's data by the portal machinery (rendezvous, Put).
+    // A matched receive's data: eager data copied (and credited), a Put or
+    // a rendezvous header by the portal machinery (land_by_md).
+    void land_matched(Request *r, const PutInfo &u, std::span<const std::byte> data);
     void land_by_md(Request *r, const PutInfo &u, std::span<const std::byte> data);
-    // The on_am fast path: a tagged eager frame that matches a posted receive.
-    bool try_tagged_eager(weft_btl_endpoint_t *ep, const void *data, size_t len);
 
     static Engine *current_;
     Host &host_;
@@ -219,20 +197,15 @@ private:
     log::Logger &log_;
     Portals portals_;                      // EQ, ME, MD and the portal lists
     Peers peers_;                          // per-peer queues, credits, frames out
+    Matching matching_;                    // posted receives; the tagged unexpected queue
     uint32_t my_rank_ = 0, job_size_ = 1;
-    size_t eager_limit_cap_ = 0, eager_window_ = 0, chunk_ = 0;
-    bool rndv_rdma_ = true;
-    size_t rndv_split_ = 0;
+    size_t eager_window_ = 0, chunk_ = 0;
     std::chrono::milliseconds finalize_timeout_;
     Pool<Request, 4> requests_;
     Pool<Op, 5> ops_;
-    Pool<Unexpected, 6> unexpected_;
-    Pool<Incoming, 7> incoming_;
-    Pool<Landing, 8> landings_;
+    Rendezvous rendezvous_;                // large puts' data after the Rts; looks up ops_
     size_t dropped_ = 0;                   // puts that matched nothing (non-lazy portal)
-    size_t rejected_ = 0;                  // malformed frames
     uint32_t barrier_epoch_ = 0;
-    Request *posted_head_ = nullptr, *posted_tail_ = nullptr;
 };
 
 } // namespace weft::engine

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The engine's plain objects: event queues, match entries, memory
 // descriptors, requests, operations, arrived puts, receives in progress and
-// per-peer traffic. Who owns which: portals.hpp (EQ, ME, MD, portal
-// lists), engine.hpp (the rest).
+// per-peer traffic. Who owns which: Portals (EQ, ME, MD, the portal
+// lists, unexpected puts), Matching (the posted list of receives), Peers
+// (PeerTraffic and its DeferredRdma), Rendezvous (Incoming, Landing), the
+// Engine (the Request and Op pools).
 #pragma once
 
 #include <weft.h>
@@ -61,7 +63,7 @@ struct Md {
 };
 
 // A tagged send or receive the application waits for. A receive waits in
-// the engine's posted list (no match entry, no MD) until a message matches
+// the posted list (Matching: no match entry, no MD) until a message matches
 // it; only a rendezvous or a long unexpected message gives it an MD, which
 // carries the data transfer with the portal machinery.
 struct Request {
@@ -161,7 +163,8 @@ struct Unexpected {
     }
 };
 
-// A rendezvous put this process is receiving in chunks (Cts mode).
+// A rendezvous put this process is receiving (Rendezvous): by RDMA, or in
+// chunks (Cts mode).
 struct Incoming {
     uint64_t handle = 0;
     Md *md = nullptr;

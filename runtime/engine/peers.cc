@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Per-peer traffic (peers.hpp): connecting through the host on first use,
 // the queues and control frames that wait for a connection or for room,
-// eager credits, the rails of rendezvous data, and what a failure left.
+// eager credits, the rails of rendezvous data, what a failure left, and
+// frames refused.
 #include "engine/peers.hpp"
 
 #include <algorithm>
@@ -189,6 +190,14 @@ void Peers::on_credit(uint32_t src, uint64_t bytes)
 {
     if (PeerTraffic *ps = find(src))
         ps->eager_outstanding -= std::min<size_t>(ps->eager_outstanding, bytes);
+}
+
+void Peers::reject(uint32_t src, const std::string &why)
+{
+    ++rejected_;
+    if (rejected_ <= 8 || log_.enabled("engine", WEFT_LOG_DEBUG))
+        log_.write("engine", "base", WEFT_LOG_WARN,
+                   "dropped a malformed frame from rank " + std::to_string(src) + ": " + why);
 }
 
 } // namespace weft::engine

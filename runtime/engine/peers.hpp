@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Per-peer traffic: the engine's record of each peer (PeerTraffic: queued
 // operations, eager credits, control frames and RDMA operations waiting for
-// room, the failure), connecting through the host on first use, and the
-// frames that go out on a peer's primary endpoint. The small-message send
-// (try_eager, send_eager, send_frame) and the credit count of every eager
-// message are inline here, so the fast paths in tagged.cc compile into one
-// function each with no call of this class left (peers.cc has the rest).
+// room, the failure), connecting through the host on first use, the frames
+// that go out on a peer's primary endpoint, and the count of frames refused
+// from peers. The small-message send (try_eager, send_eager, send_frame)
+// and the credit count of every eager message are inline here, so the fast
+// paths in tagged.cc compile into one function each with no call of this
+// class left (peers.cc has the rest).
 #pragma once
 
 #include <weft/btl.h>
@@ -128,6 +129,10 @@ public:
     // account of the peer's failure (which module, host and cause) when
     // there is one, else the status's name.
     std::string failure_of(uint32_t rank, int error) const;
+    // A malformed or unexpected frame from src (WEFT_RANK_ANY when the
+    // frame does not say): counted, logged (the first 8, all at debug).
+    void reject(uint32_t src, const std::string &why);
+    size_t rejected() const { return rejected_; }
 
     // Striping of rendezvous data over a peer's endpoints.
     // The endpoint (index into peer->endpoints) the next Data chunk goes
@@ -143,6 +148,7 @@ private:
     size_t eager_limit_cap_, eager_window_, chunk_;
     std::vector<std::unique_ptr<PeerTraffic>> peers_;
     std::vector<PeerTraffic *> busy_;
+    size_t rejected_ = 0;
 };
 
 } // namespace weft::engine

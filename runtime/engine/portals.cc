@@ -351,6 +351,26 @@ Me *Portals::match(unsigned portal, uint32_t src, uint64_t bits, unsigned op, si
     return nullptr;
 }
 
+void Portals::store_unexpected(const PutInfo &u, std::span<const std::byte> data)
+{
+    uint64_t h;
+    Unexpected *q = unexpected_.alloc(&h);
+    q->info = u;
+    if (u.rkey_len) {
+        std::memcpy(q->rkey.data(), u.rkey, u.rkey_len);
+        q->info.rkey = q->rkey.data();
+    }
+    if (u.type != wire::Type::Rts) {
+        if (u.length <= kInlineUnexpected)
+            std::memcpy(q->inline_data.data(), data.data(), u.length);
+        else
+            q->heap_data.assign(data.begin(), data.end());
+    }
+    Portal &pt = portals_[u.portal];
+    (pt.uq_tail ? pt.uq_tail->next : pt.uq_head) = q;
+    pt.uq_tail = q;
+}
+
 Unexpected *Portals::take_unexpected(unsigned portal, uint32_t rank, uint64_t bits, uint64_t ignore)
 {
     Portal &pt = portals_[portal];

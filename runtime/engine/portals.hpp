@@ -49,12 +49,19 @@ public:
     Status new_md(const char *fn, const weft_md_desc_t &desc, weft_unlink_t unlink, Md **out);
     Md *md(uint64_t handle) { return mds_.get(handle); }
     Portal &portal(unsigned index) { return portals_[index]; }
+    const Portal &portal(unsigned index) const { return portals_[index]; }
+    bool has_unexpected(unsigned portal) const { return portals_[portal].uq_head != nullptr; }
 
     // The first match entry of portal whose MD takes the operation.
     Me *match(unsigned portal, uint32_t src, uint64_t bits, unsigned op, size_t rlength, size_t offset);
     bool md_accepts(const Md &md, unsigned op, size_t rlength, size_t offset) const;
+    // A put nothing wanted yet, kept (header, key and eager data copied)
+    // at the end of u.portal's unexpected queue.
+    void store_unexpected(const PutInfo &u, std::span<const std::byte> data);
     // Takes the oldest arrived put of portal that matches.
     Unexpected *take_unexpected(unsigned portal, uint32_t rank, uint64_t bits, uint64_t ignore);
+    // A taken put, delivered: its slot back.
+    void free_unexpected(Unexpected *u) { unexpected_.free(u); }
     void post_event(Md *md, weft_event_kind_t kind, uint32_t initiator, uint32_t target, unsigned portal,
                     uint64_t bits, size_t rlength, size_t mlength, size_t offset, uint64_t hdr_data,
                     int status);
@@ -69,6 +76,7 @@ private:
     Pool<Eq, 1> eqs_;
     Pool<Me, 2> mes_;
     Pool<Md, 3> mds_;
+    Pool<Unexpected, 6> unexpected_;
 };
 
 } // namespace weft::engine

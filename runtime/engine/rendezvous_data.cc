@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Rendezvous Data frames and the btl's optional extensions for them (btl.h:
-// "Ordering", sendx, upcalls.place/placed). Kept in this one file so the
-// rest of the engine does not depend on them.
+// Rendezvous Data frames (rendezvous.hpp) and the btl's optional extensions
+// for them (btl.h: "Ordering", sendx, upcalls.place/placed). Kept in this
+// one file so the rest of the engine does not depend on them.
 //  - Sending: a Data frame names its receive (token) and where its bytes go
 //    (chunk_offset), and the receiver counts bytes before it sends the Fin,
 //    so the frame may arrive in any order: it goes out unordered where the
@@ -12,18 +12,49 @@
 //    copy through the module's buffer) and says when it has landed; those
 //    bytes count then. The Fin goes out when all bytes counted, whatever
 //    order the frames came in.
+#include <algorithm>
 #include <cstring>
 
-#include "engine/engine.hpp"
+#include "engine/rendezvous.hpp"
 
 namespace weft::engine {
 
-void Engine::enable_placement()
+// Cts mode: the target asked for the data in chunks.
+int Rendezvous::send_granted(PeerTraffic &ps, Op *op)
 {
-    host_.set_place_handler(wire::kAmEngine, on_place, on_placed, this);
+    while (op->sent < op->granted) {
+        // A chunk goes on the rail that would finish it first; one that is
+        // full (AGAIN) is passed over for this chunk.
+        uint32_t tried = 0;
+        int rc = WEFT_ERR_AGAIN;
+        size_t n = 0;
+        const auto eps = host_.connected_endpoints(ps.rank);
+        while (rc == WEFT_ERR_AGAIN) {
+            const size_t k = peers_.pick_rail(ps, eps, tried);
+            if (k == SIZE_MAX)
+                return WEFT_ERR_AGAIN;
+            weft_btl_endpoint_t *ep = k == 0 ? ps.ep : eps[k];
+            n = std::min({chunk_, ep->module->caps.max_send - sizeof(wire::Data), op->granted - op->sent});
+            wire::Data d{};
+            d.type = static_cast<uint8_t>(wire::Type::Data);
+            d.length = static_cast<uint32_t>(n);
+            d.token = op->token;
+            d.chunk_offset = op->sent;
+            rc = send_data(ep, d, std::span(op->data + op->sent, n));
+            if (rc == WEFT_ERR_AGAIN)
+                tried |= 1u << k;
+            else if (rc == WEFT_SUCCESS && ps.rail_bytes.size() > k)
+                ps.rail_bytes[k] += n;
+        }
+        if (rc != WEFT_SUCCESS)
+            return rc;
+        op->sent += n;
+    }
+    op->state = Op::State::WaitFin;
+    return WEFT_SUCCESS;
 }
 
-int Engine::send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<const std::byte> payload)
+int Rendezvous::send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<const std::byte> payload)
 {
     const weft_btl_module_t *m = ep->module;
     const auto *hdr = reinterpret_cast<const std::byte *>(&d);
@@ -35,44 +66,54 @@ int Engine::send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<co
     return weft_btl_sendx(ep, wire::kAmEngine, iov, iovcnt, WEFT_BTL_SEND_UNORDERED);
 }
 
-Incoming *Engine::data_target(const wire::Data &d, size_t bytes, bool quiet)
+void Rendezvous::on_data(const wire::Frame &f)
+{
+    auto d = wire::read<wire::Data>(f);
+    Incoming *in = data_target(d, f.payload.size(), false);
+    if (!in)
+        return;
+    std::memcpy(static_cast<std::byte *>(in->md->desc.start) + in->offset + d.chunk_offset, f.payload.data(),
+                f.payload.size());
+    data_landed(in, f.payload.size());
+}
+
+Incoming *Rendezvous::data_target(const wire::Data &d, size_t bytes, bool quiet)
 {
     Incoming *in = incoming_.get(d.token);
     if (!in || !in->md) {
         if (!quiet)
-            reject(WEFT_RANK_ANY, "data chunk for an unknown or finished receive");
+            peers_.reject(WEFT_RANK_ANY, "data chunk for an unknown or finished receive");
         return nullptr;
     }
     if (d.chunk_offset > in->mlength || bytes > in->mlength - d.chunk_offset) {
         if (!quiet)
-            reject(in->source, "data chunk beyond the receive's length");
+            peers_.reject(in->source, "data chunk beyond the receive's length");
         return nullptr;
     }
     return in;
 }
 
-void Engine::data_landed(Incoming *in, size_t bytes)
+void Rendezvous::data_landed(Incoming *in, size_t bytes)
 {
     in->received += bytes;
     if (in->received >= in->mlength)
-        finish_incoming(in, WEFT_SUCCESS);
+        finish(in, WEFT_SUCCESS);
 }
 
-int Engine::on_place(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
-                     weft_btl_placement_t *place)
+int Rendezvous::on_place(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
+                         weft_btl_placement_t *place)
 {
-    auto *e = static_cast<Engine *>(ctx);
+    auto *self = static_cast<Rendezvous *>(ctx);
     wire::Data d;
-    if (head.size() < sizeof d || len < sizeof d ||
-        static_cast<wire::Type>(head[0]) != wire::Type::Data)
+    if (head.size() < sizeof d || len < sizeof d || static_cast<wire::Type>(head[0]) != wire::Type::Data)
         return 0;
     std::memcpy(&d, head.data(), sizeof d);
     // Anything doubtful is declined: the ordinary path rejects it with a reason.
-    Incoming *in = d.length == len - sizeof d ? e->data_target(d, d.length, true) : nullptr;
+    Incoming *in = d.length == len - sizeof d ? self->data_target(d, d.length, true) : nullptr;
     if (!in || in->source != ep->peer_rank || d.length == 0)
         return 0;
     uint64_t token;
-    Landing *l = e->landings_.alloc(&token);
+    Landing *l = self->landings_.alloc(&token);
     l->incoming = in->handle;
     l->bytes = d.length;
     place->skip = sizeof d;
@@ -82,21 +123,21 @@ int Engine::on_place(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::by
     return 1;
 }
 
-void Engine::on_placed(void *ctx, weft_btl_endpoint_t *, uint64_t token, int status)
+void Rendezvous::on_placed(void *ctx, weft_btl_endpoint_t *, uint64_t token, int status)
 {
-    auto *e = static_cast<Engine *>(ctx);
-    Landing *l = e->landings_.get(token);
+    auto *self = static_cast<Rendezvous *>(ctx);
+    Landing *l = self->landings_.get(token);
     if (!l)
         return;
-    Incoming *in = e->incoming_.get(l->incoming);
+    Incoming *in = self->incoming_.get(l->incoming);
     const size_t bytes = l->bytes;
-    e->landings_.free(l);
+    self->landings_.free(l);
     if (!in)
         return;   // finished already (its peer failed)
     if (status != WEFT_SUCCESS)
-        e->finish_incoming(in, status);
+        self->finish(in, status);
     else
-        e->data_landed(in, bytes);
+        self->data_landed(in, bytes);
 }
 
 } // namespace weft::engine

@@ -1,23 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Tagged messages in MPI style, on portal WEFT_PT_TAGGED: match bits hold
-// the context (high 32 bits) and the tag (low 32); a receive is a match
-// entry with a one-shot MD and a request instead of an event queue.
-// weft_barrier is a dissemination barrier over them (its own context).
-#include <algorithm>
-#include <cstring>
-
-#include <weft/component_util.hpp>
-
+// Tagged messages in MPI style, on portal WEFT_PT_TAGGED: requests, sends
+// (the blocking send's fast path, send_now), receives and probes over the
+// matching part (matching.hpp), and on_am, the handler of every engine
+// frame, whose fast path (a tagged eager frame that finds its receive) is
+// here, in one translation unit with the receive path. weft_barrier is a
+// dissemination barrier over them (its own context).
 #include "engine/engine.hpp"
 
 namespace weft::engine {
 
 namespace {
-
-uint64_t tag_bits(uint32_t context, int32_t tag)
-{
-    return (uint64_t{context} << 32) | static_cast<uint32_t>(tag);
-}
 
 Status bad(const std::string &msg) { return Status(WEFT_ERR_BAD_PARAM, msg); }
 
@@ -37,7 +29,7 @@ void Engine::free_request(Request *r)
 void Engine::detach_request(Request *r)
 {
     if (r->posted)
-        unpost(r);
+        matching_.unpost(r);
     // A receive whose data is still moving: its MD goes when it is idle.
     if (Md *md = r->md) {
         md->request = nullptr;
@@ -51,12 +43,7 @@ void Engine::detach_request(Request *r)
 
 void Engine::cancel(Request *r)
 {
-    if (!r->posted)
-        return;   // matched already, or a send: it completes as usual
-    unpost(r);
-    r->done = true;
-    r->status.count = 0;
-    r->status.error = WEFT_ERR_CANCELED;
+    matching_.cancel(r);   // false when matched already, or a send: it completes as usual
 }
 
 void Engine::release_request(Request *r)
@@ -75,20 +62,13 @@ Status Engine::iprobe(uint32_t source, int32_t tag, uint32_t context, int *flag,
     if (source != WEFT_ANY_SOURCE && source >= job_size_)
         return bad("weft_iprobe: source " + std::to_string(source) + " is not in the job (size " +
                    std::to_string(job_size_) + ")");
-    const uint64_t bits = tag_bits(context, tag == WEFT_ANY_TAG ? 0 : tag);
-    const uint64_t ignore = tag == WEFT_ANY_TAG ? 0xffffffffull : 0;
-    *flag = 0;
-    for (const Unexpected *u = portals_.portal(WEFT_PT_TAGGED).uq_head; u; u = u->next) {
-        if (!u->matches(source, bits, ignore))
-            continue;
-        *flag = 1;
-        if (status) {
-            status->source = u->info.source;
-            status->tag = static_cast<int32_t>(u->info.match_bits & 0xffffffffu);
-            status->count = u->info.length;
-            status->error = WEFT_SUCCESS;
-        }
-        break;
+    const Unexpected *u = matching_.probe(source, tag, context);
+    *flag = u != nullptr;
+    if (u && status) {
+        status->source = u->info.source;
+        status->tag = static_cast<int32_t>(u->info.match_bits & 0xffffffffu);
+        status->count = u->info.length;
+        status->error = WEFT_SUCCESS;
     }
     return Status::success();
 }
@@ -185,24 +165,19 @@ void Engine::start_recv(Request *r, void *buf, size_t len, uint32_t source, int3
     r->is_recv = true;
     r->buf = buf;
     r->len = len;
-    r->source = source;
-    r->bits = tag_bits(context, tag == WEFT_ANY_TAG ? 0 : tag);
-    r->ignore = tag == WEFT_ANY_TAG ? 0xffffffffull : 0;
+    Matching::set_key(r, source, tag, context);
     // A message that already arrived matches first (MPI order).
-    if (!portals_.portal(WEFT_PT_TAGGED).uq_head || !take_arrived(r))
-        post_recv(r);
+    if (!portals_.has_unexpected(WEFT_PT_TAGGED) || !take_arrived(r))
+        matching_.post(r);
 }
 
 bool Engine::take_arrived(Request *r)
 {
-    Unexpected *u = portals_.take_unexpected(WEFT_PT_TAGGED, r->source, r->bits, r->ignore);
+    Unexpected *u = matching_.take_arrived(*r);
     if (!u)
         return false;
-    if (u->info.type == wire::Type::Eager)
-        land_eager(r, u->info.source, u->info.match_bits, u->data());
-    else
-        land_by_md(r, u->info, u->data());
-    unexpected_.free(u);
+    land_matched(r, u->info, u->data());
+    portals_.free_unexpected(u);
     return true;
 }
 
@@ -246,43 +221,14 @@ int Engine::recv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t c
     return rc;
 }
 
-void Engine::post_recv(Request *r)
+void Engine::land_matched(Request *r, const PutInfo &u, std::span<const std::byte> data)
 {
-    r->posted = true;
-    r->next = nullptr;
-    r->prev = posted_tail_;
-    (posted_tail_ ? posted_tail_->next : posted_head_) = r;
-    posted_tail_ = r;
-}
-
-void Engine::unpost(Request *r)
-{
-    (r->prev ? r->prev->next : posted_head_) = r->next;
-    (r->next ? r->next->prev : posted_tail_) = r->prev;
-    r->prev = r->next = nullptr;
-    r->posted = false;
-}
-
-Request *Engine::match_posted(uint32_t src, uint64_t bits)
-{
-    for (Request *r = posted_head_; r; r = r->next)
-        if ((r->source == WEFT_ANY_SOURCE || r->source == src) && ((r->bits ^ bits) & ~r->ignore) == 0) {
-            unpost(r);
-            return r;
-        }
-    return nullptr;
-}
-
-void Engine::land_eager(Request *r, uint32_t src, uint64_t bits, std::span<const std::byte> data)
-{
-    const size_t n = std::min(data.size(), r->len);
-    weft::cutil::copy_bytes(r->buf, data.data(), n);
-    r->done = true;
-    r->status.source = src;
-    r->status.tag = static_cast<int32_t>(bits & 0xffffffffu);
-    r->status.count = n;
-    r->status.error = n < data.size() ? WEFT_ERR_TRUNCATED : WEFT_SUCCESS;
-    peers_.consume_credit(src, data.size());
+    if (u.type != wire::Type::Eager) {
+        land_by_md(r, u, data);
+        return;
+    }
+    Matching::land_eager(r, u.source, u.match_bits, data);
+    peers_.consume_credit(u.source, data.size());
 }
 
 void Engine::land_by_md(Request *r, const PutInfo &u, std::span<const std::byte> data)
@@ -303,29 +249,19 @@ void Engine::land_by_md(Request *r, const PutInfo &u, std::span<const std::byte>
     deliver(md, u, data);   // releases md when the data is in
 }
 
-bool Engine::try_tagged_eager(weft_btl_endpoint_t *ep, const void *data, size_t len)
-{
-    wire::Tagged h;
-    if (!posted_head_ || len < sizeof h)
-        return false;
-    std::memcpy(&h, data, sizeof h);
-    if (h.type != static_cast<uint8_t>(wire::Type::Tagged))
-        return false;   // the general path parses (and rejects) it
-    const uint64_t bits = h.match_bits();
-    Request *r = match_posted(ep->peer_rank, bits);
-    if (!r)
-        return false;
-    land_eager(r, ep->peer_rank, bits, {static_cast<const std::byte *>(data) + sizeof h, len - sizeof h});
-    return true;
-}
-
-// Here, beside try_tagged_eager, so that the whole match of a tagged eager
-// message (match_posted, land_eager, consume_credit) is one function: under
-// emulation each call and return is a measurable part of a small message.
+// Flattened, so that the whole match of a tagged eager message
+// (Matching::land_tagged_frame: match_posted, land_eager; then
+// consume_credit) is one function: under emulation each call and return
+// is a measurable part of a small message.
 [[gnu::flatten]] void Engine::on_am(void *ctx, weft_btl_endpoint_t *ep, const void *data, size_t len)
 {
     auto *e = static_cast<Engine *>(ctx);
-    if (!e->try_tagged_eager(ep, data, len))
+    // Read once: the copy into the user's buffer might, for all the
+    // compiler knows, write ep, and reading it again costs an instruction.
+    const uint32_t src = ep->peer_rank;
+    if (e->matching_.land_tagged_frame(src, data, len))
+        e->peers_.consume_credit(src, len - sizeof(wire::Tagged));
+    else
         e->on_frame(ep, data, len);
 }
 

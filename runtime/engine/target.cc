@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The receiving side: frames from peers, matching against the portals'
-// match entries, landing data in memory descriptors, the unexpected queue
-// of lazy portals, rendezvous by RDMA get or by chunks, gets, and credits.
+// The receiving side off the fast path: frames from peers by type; a put
+// matched against the posted receives (Matching) or a portal's match
+// entries, its eager data landed in the memory descriptor (a rendezvous
+// header goes on to the Rendezvous part), or kept in a lazy portal's
+// unexpected queue; the initiator's answers (Ack, Fin, Cts), gets, and
+// credits.
 #include <algorithm>
 #include <cstring>
 
@@ -25,18 +28,6 @@ void copy_put_fields(const H &h, PutInfo *u)
     u->length = h.length;
 }
 
-wire::Ack make_ack(wire::Type type, uint64_t op, int status, uint64_t mlength, uint64_t offset,
-                   bool no_event = false)
-{
-    wire::Ack a{};
-    a.type = static_cast<uint8_t>(type);
-    a.flags = no_event ? wire::kAckNoEvent : 0;
-    a.status = status;
-    a.op = op;
-    a.mlength = mlength;
-    a.offset = offset;
-    return a;
-}
 } // namespace
 
 void Engine::on_frame(weft_btl_endpoint_t *ep, const void *data, size_t len)
@@ -45,18 +36,10 @@ void Engine::on_frame(weft_btl_endpoint_t *ep, const void *data, size_t len)
     std::string why;
     if (!wire::parse({static_cast<const std::byte *>(data), len}, &f, &why)) {
         // A peer of this job sent garbage: say so once per peer and drop it.
-        reject(ep->peer_rank, why);
+        peers_.reject(ep->peer_rank, why);
         return;
     }
     handle(ep, f);
-}
-
-void Engine::reject(uint32_t src, const std::string &why)
-{
-    ++rejected_;
-    if (rejected_ <= 8 || log_.enabled("engine", WEFT_LOG_DEBUG))
-        log_.write("engine", "base", WEFT_LOG_WARN,
-                   "dropped a malformed frame from rank " + std::to_string(src) + ": " + why);
 }
 
 void Engine::handle(weft_btl_endpoint_t *ep, const wire::Frame &f)
@@ -71,10 +54,10 @@ void Engine::handle(weft_btl_endpoint_t *ep, const wire::Frame &f)
     case wire::Type::GetReq: handle_get(ep, f); return;
     case wire::Type::Reply: handle_reply(f); return;
     case wire::Type::Cts: handle_cts(ep, f); return;
-    case wire::Type::Data: handle_data(f); return;
+    case wire::Type::Data: rendezvous_.on_data(f); return;
     case wire::Type::Credit: handle_credit(ep->peer_rank, f); return;
-    case wire::Type::PutReq: handle_put_req(ep, f); return;
-    case wire::Type::PutDone: handle_put_done(f); return;
+    case wire::Type::PutReq: rendezvous_.on_put_req(ep, f); return;
+    case wire::Type::PutDone: rendezvous_.on_put_done(f); return;
     }
 }
 
@@ -112,11 +95,8 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
         u.rkey = reinterpret_cast<const uint8_t *>(f.payload.data());
     }
     if (u.portal == WEFT_PT_TAGGED) {
-        if (Request *r = match_posted(u.source, u.match_bits)) {
-            if (u.type == wire::Type::Eager)
-                land_eager(r, u.source, u.match_bits, data);
-            else
-                land_by_md(r, u, data);
+        if (Request *r = matching_.match_posted(u.source, u.match_bits)) {
+            land_matched(r, u, data);
             return;
         }
     } else if (Me *me = portals_.match(u.portal, u.source, u.match_bits, WEFT_MD_OP_PUT, u.length, u.offset)) {
@@ -124,22 +104,7 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
         return;
     }
     if (portals_.portal(u.portal).lazy) {
-        uint64_t h;
-        Unexpected *q = unexpected_.alloc(&h);
-        q->info = u;
-        if (u.rkey_len) {
-            std::memcpy(q->rkey.data(), u.rkey, u.rkey_len);
-            q->info.rkey = q->rkey.data();
-        }
-        if (u.type != wire::Type::Rts) {
-            if (u.length <= kInlineUnexpected)
-                std::memcpy(q->inline_data.data(), data.data(), u.length);
-            else
-                q->heap_data.assign(data.begin(), data.end());
-        }
-        Portal &pt = portals_.portal(u.portal);
-        (pt.uq_tail ? pt.uq_tail->next : pt.uq_head) = q;
-        pt.uq_tail = q;
+        portals_.store_unexpected(u, data);
         return;
     }
     // Nothing wants it: dropped, and the initiator learns why if it asked.
@@ -174,7 +139,7 @@ void Engine::drain_unexpected_into(Me *me)
             pt.uq_tail = prev;
         const bool last = md->threshold == 1;
         deliver(md, u->info, u->data());
-        unexpected_.free(u);
+        portals_.free_unexpected(u);
         if (last)
             return;   // md (and maybe me) may be gone
     }
@@ -207,7 +172,7 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
         peers_.consume_credit(u.source, u.length);
         if (want_ack)
             peers_.send_control_to(u.source,
-                            wire::bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_SUCCESS, mlength, off, ack_disabled)));
+                                   wire::bytes_of(make_ack(wire::Type::Ack, u.op, WEFT_SUCCESS, mlength, off, ack_disabled)));
         if (Request *r = md->request) {
             r->done = true;
             r->status.source = u.source;
@@ -222,178 +187,7 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
     }
 
     // Rendezvous: the data is still at the initiator.
-    uint64_t h;
-    Incoming *in = incoming_.alloc(&h);
-    in->md = md;
-    in->source = u.source;
-    in->op = u.op;
-    in->match_bits = u.match_bits;
-    in->hdr_data = u.hdr_data;
-    in->offset = off;
-    in->rlength = u.length;
-    in->mlength = mlength;
-    in->ack = want_ack && !ack_disabled;
-    in->portal = portal;
-    ++md->pending;
-    weft_btl_endpoint_t *ep = u.ep;
-    if (mlength == 0) {
-        finish_incoming(in, WEFT_SUCCESS);
-        return;
-    }
-    if (u.rkey_len > 0 && ep && WEFT_BTL_HAS_OP(ep->module, get)) {
-        in->ep = ep;
-        in->peer_addr = u.addr;
-        in->peer_rkey_len = std::min(u.rkey_len, in->peer_rkey.size());
-        std::memcpy(in->peer_rkey.data(), u.rkey, in->peer_rkey_len);
-        in->split = mlength;
-        if (Status st = split_rendezvous(in, h); st.ok()) {
-            in->parts = 1;   // the initiator writes [split, mlength)
-            in->put_pending = true;
-        }
-        ++in->parts;         // we read [0, split)
-        const int rc = start_part_get(in, 0, in->split);
-        if (rc == WEFT_SUCCESS)
-            return;
-        if (in->reg_module) {
-            part_done(in, rc);   // the initiator's part is on its way; this one failed
-            return;
-        }
-        in->parts = 0;
-        // The RDMA read could not start: ask for the data in chunks instead.
-    }
-    wire::Cts c{};
-    c.type = static_cast<uint8_t>(wire::Type::Cts);
-    c.op = u.op;
-    c.token = h;
-    c.mlength = mlength;
-    peers_.send_control_to(u.source, wire::bytes_of(c));
-}
-
-void Engine::on_rdma_done(weft_btl_endpoint_t *, void *ctx, int status)
-{
-    Engine *e = current_;
-    if (!e)
-        return;
-    if (Incoming *in = e->incoming_.get(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ctx))))
-        e->part_done(in, status);
-}
-
-// Both cores copy: when the module can write into our memory too, the
-// initiator is asked to write the second half while we read the first.
-Status Engine::split_rendezvous(Incoming *in, uint64_t handle)
-{
-    weft_btl_module_t *m = in->ep->module;
-    const size_t half = (in->mlength / 2) & ~size_t{4095};   // page-aligned parts
-    if (!rndv_split_ || in->mlength < rndv_split_ || half == 0 || !(m->caps.flags & WEFT_BTL_FLAG_PUT) ||
-        !WEFT_BTL_HAS_OP(m, put))
-        return Status(WEFT_ERR_NOT_SUPPORTED, "no split");
-    std::byte *dst = static_cast<std::byte *>(in->md->desc.start) + in->offset;
-    in->reg.size = sizeof in->reg;
-    if (weft_btl_mem_register(m, dst, in->mlength, &in->reg) != WEFT_SUCCESS || in->reg.rkey_len > 64)
-        return Status(WEFT_ERR_NOT_SUPPORTED, "no registration");
-    in->reg_module = m;
-    in->split = half;
-    wire::PutReq q{};
-    q.type = static_cast<uint8_t>(wire::Type::PutReq);
-    q.rkey_len = static_cast<uint8_t>(in->reg.rkey_len);
-    q.op = in->op;
-    q.token = handle;
-    q.offset = half;
-    q.length = in->mlength - half;
-    q.addr = reinterpret_cast<uintptr_t>(dst + half);
-    std::array<std::byte, sizeof q + 64> frame;
-    std::memcpy(frame.data(), &q, sizeof q);
-    std::memcpy(frame.data() + sizeof q, in->reg.rkey, in->reg.rkey_len);
-    peers_.send_control_to(in->source, std::span(frame.data(), sizeof q + in->reg.rkey_len));
-    return Status::success();
-}
-
-int Engine::issue_part_get(Incoming *in, size_t from, size_t len)
-{
-    std::byte *dst = static_cast<std::byte *>(in->md->desc.start) + in->offset + from;
-    return weft_btl_get(in->ep, dst, len, in->peer_addr + from, in->peer_rkey.data(), in->peer_rkey_len, on_rdma_done,
-                        reinterpret_cast<void *>(static_cast<uintptr_t>(in->handle)));
-}
-
-int Engine::start_part_get(Incoming *in, size_t from, size_t len)
-{
-    const int rc = issue_part_get(in, from, len);
-    if (rc != WEFT_ERR_AGAIN || in->source >= job_size_)
-        return rc;
-    // The module's queues are full: the read starts from progress() later.
-    DeferredRdma d;
-    d.handle = in->handle;
-    d.from = from;
-    d.len = len;
-    defer_rdma(in->source, d);
-    return WEFT_SUCCESS;
-}
-
-void Engine::part_done(Incoming *in, int status)
-{
-    if (status != WEFT_SUCCESS && in->error == WEFT_SUCCESS)
-        in->error = status;
-    if (--in->parts <= 0)
-        finish_incoming(in, in->error);
-}
-
-void Engine::handle_put_done(const wire::Frame &f)
-{
-    auto d = wire::read<wire::PutDone>(f);
-    Incoming *in = incoming_.get(d.token);
-    if (!in || !in->put_pending) {
-        reject(WEFT_RANK_ANY, "putdone for an unknown or finished receive, or a second one");
-        return;
-    }
-    in->put_pending = false;
-    if (d.status == WEFT_SUCCESS) {
-        part_done(in, WEFT_SUCCESS);
-        return;
-    }
-    // The initiator could not write its part: read it ourselves.
-    const int rc = start_part_get(in, in->split, in->mlength - in->split);
-    if (rc != WEFT_SUCCESS)
-        part_done(in, rc);
-}
-
-void Engine::finish_incoming(Incoming *in, int status)
-{
-    if (in->reg_module) {
-        weft_btl_mem_deregister(in->reg_module, &in->reg);
-        in->reg_module = nullptr;
-    }
-    Md *md = in->md;
-    const size_t mlength = status == WEFT_SUCCESS ? in->mlength : 0;
-    // Fin also carries the ACK the initiator may have asked for.
-    peers_.send_control_to(in->source,
-                    wire::bytes_of(make_ack(wire::Type::Fin, in->op, status, mlength, in->offset, !in->ack)));
-    if (md) {
-        if (Request *r = md->request) {
-            r->done = true;
-            r->status.source = in->source;
-            r->status.tag = static_cast<int32_t>(in->match_bits & 0xffffffffu);
-            r->status.count = mlength;
-            r->status.error = status != WEFT_SUCCESS ? status
-                              : mlength < in->rlength ? WEFT_ERR_TRUNCATED
-                                                      : WEFT_SUCCESS;
-        }
-        portals_.post_event(md, WEFT_EVENT_PUT, in->source, my_rank_, in->portal, in->match_bits, in->rlength,
-                   mlength, in->offset, in->hdr_data, status);
-        --md->pending;
-        portals_.md_used(md);
-    }
-    incoming_.free(in);
-}
-
-void Engine::handle_data(const wire::Frame &f)
-{
-    auto d = wire::read<wire::Data>(f);
-    Incoming *in = data_target(d, f.payload.size(), false);
-    if (!in)
-        return;
-    std::memcpy(static_cast<std::byte *>(in->md->desc.start) + in->offset + d.chunk_offset,
-                f.payload.data(), f.payload.size());
-    data_landed(in, f.payload.size());
+    rendezvous_.start(md, u, off, mlength, portal, want_ack && !ack_disabled);
 }
 
 // ---------------------------------------------------------------- initiator's answers
@@ -403,7 +197,7 @@ void Engine::handle_ack(const wire::Frame &f, bool fin)
     auto a = wire::read<wire::Ack>(f);
     Op *op = ops_.get(a.op);
     if (!op || (fin ? op->state != Op::State::WaitFin : op->state != Op::State::WaitAck)) {
-        reject(WEFT_RANK_ANY, std::string(fin ? "fin" : "ack") + " for an unknown or finished operation");
+        peers_.reject(WEFT_RANK_ANY, std::string(fin ? "fin" : "ack") + " for an unknown or finished operation");
         return;
     }
     op->ack_offset = a.offset;
@@ -415,16 +209,9 @@ void Engine::handle_ack(const wire::Frame &f, bool fin)
 
 void Engine::handle_cts(weft_btl_endpoint_t *ep, const wire::Frame &f)
 {
-    auto c = wire::read<wire::Cts>(f);
-    Op *op = ops_.get(c.op);
-    if (!op || op->state != Op::State::WaitFin || op->target != ep->peer_rank || c.mlength > op->length) {
-        reject(ep->peer_rank, "cts for an unknown operation or a larger length than it has");
+    Op *op = rendezvous_.on_cts(ep, f);
+    if (!op)
         return;
-    }
-    op->token = c.token;
-    op->granted = c.mlength;
-    op->sent = 0;
-    op->state = Op::State::Sending;
     PeerTraffic &ps = *peers_.find(op->target);
     if (ps.queue_head || !start_op(ps, op))
         peers_.enqueue(ps, op);
@@ -480,12 +267,12 @@ void Engine::handle_reply(const wire::Frame &f)
     auto r = wire::read<wire::Reply>(f);
     Op *op = ops_.get(r.op);
     if (!op || op->kind != Op::Kind::Get || op->state != Op::State::WaitReply) {
-        reject(WEFT_RANK_ANY, "reply for an unknown or finished get");
+        peers_.reject(WEFT_RANK_ANY, "reply for an unknown or finished get");
         return;
     }
     if (r.mlength > op->length || r.chunk_offset > r.mlength ||
         f.payload.size() > r.mlength - r.chunk_offset) {
-        reject(op->target, "reply chunk beyond the get's length");
+        peers_.reject(op->target, "reply chunk beyond the get's length");
         complete_op(op, WEFT_ERR_BAD_VALUE, 0);
         return;
     }

@@ -190,4 +190,18 @@ std::span<const std::byte> bytes_of(const H &h)
     return {reinterpret_cast<const std::byte *>(&h), sizeof h};
 }
 
+// An Ack or Fin (type) answering the initiator's operation op.
+inline Ack make_ack(Type type, uint64_t op, int status, uint64_t mlength, uint64_t offset,
+                    bool no_event = false)
+{
+    Ack a{};
+    a.type = static_cast<uint8_t>(type);
+    a.flags = no_event ? kAckNoEvent : 0;
+    a.status = status;
+    a.op = op;
+    a.mlength = mlength;
+    a.offset = offset;
+    return a;
+}
+
 } // namespace weft::engine::wire

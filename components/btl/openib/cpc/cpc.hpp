@@ -43,7 +43,7 @@
 
 namespace weft::openib {
 
-struct Endpoint;   // btl_openib_endpoint.hpp; cpcs use it only through CpcHost
+struct Endpoint;   // btl_openib_module.hpp; cpcs use it only through CpcHost
 
 // One side of an RC connection, as a cpc carries it to the other side.
 struct QpAddress {
