@@ -121,11 +121,11 @@ Status Runtime::setup()
 
     if (Status st = btl_.publish_cards(pmix_); !st.ok())
         return st;
-    if (Status st = pmix_.fence(true); !st.ok())
+    if (Status st = exchange_cards(); !st.ok())
         return st;
-    // Every card is readable now: modules that wire their peers at init
-    // (openib's oob cpc) finish here, before weft_init returns on any rank
-    // that could send to them.
+    // Every card is readable now (here or on first get): modules that wire
+    // their peers at init (openib's oob cpc) finish here, before weft_init
+    // returns on any rank that could send to them.
     modex_done_ = true;
     btl_.modex_ready(fw_->logger());
     if (fw_->logger().enabled("rte", WEFT_LOG_INFO))
@@ -140,6 +140,31 @@ Status Runtime::setup()
     if (fw_->params().find("rte_base_preconnect")->as_bool())
         return preconnect();
     return Status::success();
+}
+
+Status Runtime::exchange_cards()
+{
+    const std::string setting = fw_->params().find("rte_base_modex")->as_string();
+    direct_modex_ = setting != "full";
+    std::string why = setting == "full" ? "rte_base_modex=full" : "rte_base_modex=" + setting;
+    if (direct_modex_) {
+        if (std::string obstacle = pmix_.direct_modex_obstacle(); !obstacle.empty()) {
+            direct_modex_ = false;
+            why += ", but " + obstacle + ": full";
+        }
+    }
+    // Direct: across nodes a fence without data has every server hold its
+    // ranks' committed cards before anyone asks, so a first contact costs
+    // one fetch, not a wait for a peer still starting; on one node even
+    // that fence is not needed (the server waits for a commit itself).
+    const bool fence = !direct_modex_ || pmix_.num_nodes() > 1;
+    log::Logger &log = fw_->logger();
+    if (log.enabled("rte", WEFT_LOG_DEBUG))
+        log.write("rte", "base", WEFT_LOG_DEBUG,
+                  std::string("modex: ") + (direct_modex_ ? "direct" : "full") + " (" + why + "); " +
+                      (fence ? direct_modex_ ? "a fence without data" : "a fence collecting every card"
+                             : "no fence: cards are fetched on first contact"));
+    return fence ? pmix_.fence(!direct_modex_) : pmix_.commit();
 }
 
 Status Runtime::choose_progress_mode()
@@ -321,6 +346,12 @@ Status Runtime::finalize()
     if (rt.endpoints_ && rt.pmix_.size() > 1 && rt.pmix_.fence_start().ok())
         rt.progress_.wait_until([&] { return rt.pmix_.fence_done(); }, ProgressEngine::kForever);
     rt.engine_.reset();
+    if (rt.fw_ && rt.fw_->logger().enabled("rte", WEFT_LOG_DEBUG) && !rt.pmix_.singleton())
+        rt.fw_->logger().write("rte", "base", WEFT_LOG_DEBUG,
+                               "modex " + std::string(rt.direct_modex_ ? "direct" : "full") + ": rank " +
+                                   std::to_string(rt.pmix_.rank()) + " read the cards of " +
+                                   std::to_string(rt.pmix_.peers_fetched()) + " of " +
+                                   std::to_string(rt.pmix_.size() - 1) + " peers");
     if (rt.endpoints_) {
         rt.endpoints_->close_all();
         rt.progress_.progress();   // deliver the CLOSED upcalls the modules queued

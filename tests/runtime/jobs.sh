@@ -163,6 +163,33 @@ for how in weftrun mpirun; do
     # events by an eventfd; self and the engine need none): block, not yield.
     count_is "$t" "$out" "progress block" 16
 
+    # Direct modex: no fence on one node; each card is fetched from the
+    # PMIx server on first contact. Every peer's cards are still found (a
+    # late rank's too: the server waits for its commit), and a rank that
+    # contacts one peer reads that peer's cards only.
+    t="$how-modex-direct"
+    launch "$t" $how 4 WEFT_MCA_rte_base_modex=direct WEFT_MCA_rte_base_verbose=debug WEFT_PROBE_LATE_RANK=2 -- ok
+    expect_rc "$t" 0
+    count_is "$t" "$out" "probe: done" 4
+    count_is "$t" "$out" "probe: rank [0-9]* peer [0-9]* class" 16
+    if grep "probe: rank [0-9]* peer" "$out" | grep -v "cards \([0-9]*\)/\1 " >/dev/null; then
+        fail "$t: a peer's cards are missing"
+    else
+        pass "$t: every peer's cards fetched"
+    fi
+    count_is "$t" "$err" "modex: direct (rte_base_modex=direct); no fence" 4
+    t="$how-modex-direct-lazy"
+    launch "$t" $how 4 WEFT_MCA_rte_base_modex=direct WEFT_MCA_rte_base_verbose=debug -- connect 1
+    expect_rc "$t" 0
+    count_is "$t" "$out" "probe: rank [023] connected to 1" 3
+    for r in 0 2 3; do
+        count_is "$t" "$err" "modex direct: rank $r read the cards of 1 of 3 peers" 1
+    done
+    t="$how-modex-full"
+    launch "$t" $how 2 WEFT_MCA_rte_base_modex=full WEFT_MCA_rte_base_verbose=debug -- ok
+    expect_rc "$t" 0
+    count_is "$t" "$err" "modex: full (rte_base_modex=full); a fence collecting every card" 2
+
     t="$how-unknown-param"
     launch "$t" $how 4 WEFT_MCA_btl_base_verbos=100 -- info
     expect_rc "$t" 0
