@@ -421,6 +421,23 @@ case_sigterm_during_spawn() {
     done
 }
 
+case_no_io_discovery() {
+    # weftrun places ranks on cores: every hwloc topology it loads (its
+    # own, and PMIx's, which it hands its own) asks for no I/O objects.
+    # Seen through hwloc_spy (LD_PRELOAD); a sanitizer runtime must come
+    # first in the preload order, so those builds are not checked.
+    spy=${HWLOC_SPY:-./tests/integration/.libs/hwloc_spy.so}
+    [ -f "$spy" ] || { echo "# no_io_discovery: $spy is not built; not checked"; return; }
+    ldd "$WEFTRUN" 2>/dev/null | grep -q -e libasan -e libtsan -e libubsan &&
+        { echo "# no_io_discovery: sanitizer build; not checked"; return; }
+    WEFT_HWLOC_SPY=$d/loads LD_PRELOAD=$spy run -np 1 /bin/true
+    expect_rc 0
+    [ -s "$d/loads" ] || why="$why the spy saw no topology load;"
+    grep -v " pci none osdev none\$" "$d/loads" >/dev/null 2>&1 &&
+        why="$why a topology was loaded with I/O objects: $(grep -v ' pci none osdev none$' "$d/loads" | head -3 | tr '\n' ';')"
+    rm -f "$d/loads"
+}
+
 case_help_version() {
     run --help
     expect_rc 0
