@@ -438,6 +438,31 @@ case_no_io_discovery() {
     rm -f "$d/loads"
 }
 
+case_multi_host_refused() {
+    # -H and --hostfile: one line naming srun --mpi=pmix and mpirun, each
+    # with a command line for this job; the mpirun one runs as given.
+    run -H localhost,localhost -np 2 --mca btl self,tcp "$PROBE" ok
+    expect_rc 2
+    expect_count err . 1
+    expect_err "srun --mpi=pmix -w localhost,localhost -n 2 $PROBE ok"
+    expect_err "mpirun --host localhost,localhost -np 2 -x WEFT_MCA_btl=self,tcp $PROBE ok"
+    [ -s "$d/out" ] && why="$why a rank ran;"
+    if command -v mpirun >/dev/null 2>&1; then
+        cmd=$(sed -n "s/.*Open MPI's mpirun, '\(mpirun [^']*\)'.*/\1/p" "$d/err")
+        # shellcheck disable=SC2086
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=$d timeout -k 5 $LIMIT $cmd \
+            >"$d/out" 2>"$d/err.mpirun"
+        mrc=$?
+        [ $mrc = 0 ] || why="$why the suggested '$cmd' exited $mrc: $(tail -n 3 "$d/err.mpirun" | tr '\n' ' ');"
+        expect_count out "^rank [01] of 2 " 2
+        rm -rf "$d/err.mpirun" "$d"/ompi.* "$d"/openmpi-sessions-* 2>/dev/null
+    fi
+    run --hostfile /nonexistent/hosts -np 4 "$PROBE" ok
+    expect_rc 2
+    expect_err "srun --mpi=pmix -n 4 $PROBE ok"
+    expect_err "mpirun --hostfile /nonexistent/hosts -np 4 $PROBE ok"
+}
+
 case_help_version() {
     run --help
     expect_rc 0
