@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "engine/engine.hpp"
@@ -171,8 +172,14 @@ Status Runtime::choose_progress_mode()
 {
     const std::string setting = fw_->params().find("rte_base_progress")->as_string();
     unsigned cores = 0;
-    // Only "auto" on a shared node needs the core count (and so hwloc).
+    // Only "auto" on a shared node needs the core count: from weftrun,
+    // which counted them already (WEFT_NODE_CORES), else from hwloc (whose
+    // plugins and discovery are a few ms of a rank's start-up at least).
     if (setting == "auto" && pmix_.local_size() > 1) {
+        if (const char *env = std::getenv("WEFT_NODE_CORES"))
+            cores = static_cast<unsigned>(std::strtoul(env, nullptr, 10));
+    }
+    if (setting == "auto" && pmix_.local_size() > 1 && cores == 0) {
         auto topo = fw_->topology();
         if (topo.ok())
             cores = static_cast<unsigned>(topo.value()->num_cores());

@@ -3,7 +3,7 @@
  * between a process and libhwloc's hwloc_topology_load and appends one line
  * per topology load to the file named by WEFT_HWLOC_SPY:
  *
- *   load pid PID pci FILTER osdev FILTER
+ *   load pid PID comm NAME pci FILTER osdev FILTER
  *
  * with the I/O type filters the topology was loaded with (none, all,
  * structure, important). A process that asks hwloc for no I/O objects
@@ -39,7 +39,15 @@ int hwloc_topology_load(hwloc_topology_t topology)
         hwloc_topology_get_type_filter(topology, HWLOC_OBJ_OS_DEVICE, &osdev);
         FILE *f = fopen(path, "a");
         if (f) {
-            fprintf(f, "load pid %ld pci %s osdev %s\n", (long)getpid(), filter_name(pci), filter_name(osdev));
+            char comm[64] = "?";
+            FILE *c = fopen("/proc/self/comm", "r");
+            if (c) {
+                if (fscanf(c, "%63s", comm) != 1)
+                    comm[0] = '?', comm[1] = '\0';
+                fclose(c);
+            }
+            fprintf(f, "load pid %ld comm %s pci %s osdev %s\n", (long)getpid(), comm, filter_name(pci),
+                    filter_name(osdev));
             fclose(f);
         }
     }

@@ -190,6 +190,37 @@ for how in weftrun mpirun; do
     expect_rc "$t" 0
     count_is "$t" "$err" "modex: full (rte_base_modex=full); a fence collecting every card" 2
 
+    # hwloc in the ranks: none at all under weftrun (it exports the core
+    # count), and never I/O discovery (PCI, GPUs) elsewhere; seen through
+    # tests/integration/hwloc_spy (LD_PRELOAD; not in sanitizer builds,
+    # whose runtime must come first).
+    spy=$builddir/tests/integration/.libs/hwloc_spy.so
+    t="$how-rank-hwloc"
+    if [ ! -f "$spy" ]; then
+        skip "$t" "tests/integration/hwloc_spy is not built"
+    elif ldd "$probe" 2>/dev/null | grep -q -e libasan -e libtsan -e libubsan; then
+        skip "$t" "sanitizer build"
+    else
+        rm -f "$root/loads"
+        if [ $how = mpirun ]; then   # to the ranks only, not to mpirun
+            launch "$t" $how 2 "OMPI_MCA_mca_base_env_list=LD_PRELOAD=$spy;WEFT_HWLOC_SPY=$root/loads" -- info
+        else
+            launch "$t" $how 2 "LD_PRELOAD=$spy" "WEFT_HWLOC_SPY=$root/loads" -- info
+        fi
+        expect_rc "$t" 0
+        ranks=$(grep -c " comm weft_probe " "$root/loads" 2>/dev/null)
+        io=$(grep " comm weft_probe " "$root/loads" 2>/dev/null | grep -vc " pci none osdev none$")
+        if [ $how = weftrun ] && [ "$ranks" != 0 ]; then
+            fail "$t: ranks loaded hwloc topologies $ranks times (WEFT_NODE_CORES should spare it)"
+        elif [ $how = mpirun ] && [ "$ranks" = 0 ]; then
+            fail "$t: the spy saw no rank load a topology (was it preloaded?)"
+        elif [ "$io" != 0 ]; then
+            fail "$t: ranks asked hwloc for I/O discovery:"; grep " comm weft_probe " "$root/loads" | sed 's/^/#   /'
+        else
+            pass "$t: ranks loaded $ranks topologies, none with I/O discovery"
+        fi
+    fi
+
     t="$how-unknown-param"
     launch "$t" $how 4 WEFT_MCA_btl_base_verbos=100 -- info
     expect_rc "$t" 0

@@ -108,7 +108,7 @@ void Launcher::setup()
 
 void Launcher::spawn_all()
 {
-    JobEnv job{session_->path(), session_->path() + "/topology.xml"};
+    JobEnv job{session_->path(), session_->path() + "/topology.xml", placement_->slots()};
     std::vector<std::string> warnings;
     const std::vector<std::string> env = build_rank_env(opts_, job, environ, warnings);
     for (const auto &w : warnings) say("warning: " + w);

@@ -74,7 +74,8 @@ std::string usage()
         "a program that is not executable / not found, 1 for other launcher errors.\n"
         "\n"
         "Environment given to the ranks, besides weftrun's own: WEFT_LAUNCHER=weftrun,\n"
-        "WEFT_SESSION_DIR, WEFT_TOPOLOGY_XML, WEFT_MCA_* (from --mca), -x variables,\n"
+        "WEFT_SESSION_DIR, WEFT_TOPOLOGY_XML, WEFT_NODE_CORES, WEFT_MCA_* (from --mca),\n"
+        "-x variables,\n"
         "and the PMIX_* variables of PMIx. See weftrun(1).\n";
 }
 
