@@ -49,10 +49,9 @@ std::vector<params::Definition> param_definitions()
     auto modex = def("modex", params::Type::Enum, "auto", WEFT_LEVEL_TUNER_BASIC,
                      "How ranks exchange their transports' business cards in weft_init: 'full' "
                      "gathers every rank's card on every rank with one collecting PMIx fence "
-                     "(work and memory grow with the job); 'direct' publishes the cards and reads a "
-                     "peer's card from the PMIx server on first contact (no fence on one node; "
-                     "a fence without data across nodes), so a peer never contacted is never "
-                     "fetched; it falls back to 'full' where the PMIx server is not known to serve "
+                     "(work and memory grow with the job); 'direct' publishes the cards, fences "
+                     "without data and reads a peer's card from the PMIx server on first contact, "
+                     "so a peer never contacted is never fetched; it falls back to 'full' where the PMIx server is not known to serve "
                      "cards across nodes (the reason is logged at rte_base_verbose=debug). "
                      "'auto' is direct.");
     modex.enumerators = {"auto", "full", "direct"};

@@ -274,20 +274,10 @@ Status PmixClient::put(const std::string &key, std::span<const std::byte> value)
     return Status::success();
 }
 
-Status PmixClient::commit()
-{
-    if (singleton_)
-        return Status::success();
-    if (pmix_status_t rc = PMIx_Commit(); rc != PMIX_SUCCESS)
-        return Status(WEFT_ERROR, "runtime: " + pmix_error("PMIx_Commit", rc));
-    return Status::success();
-}
-
 std::string PmixClient::direct_modex_obstacle() const
 {
-    // On one node the local PMIx server holds every rank's committed values,
-    // and a get for a rank that has not committed yet waits in the server
-    // for its commit: nothing is asked of the launcher.
+    // On one node the local PMIx server holds every rank's committed values:
+    // nothing is asked of the launcher.
     if (singleton_ || num_nodes_ <= 1)
         return {};
     // Across nodes the launcher must implement PMIx's direct_modex upcall
@@ -310,8 +300,8 @@ Status PmixClient::fence(bool collect_data)
 {
     if (singleton_)
         return Status::success();
-    if (Status st = commit(); !st.ok())
-        return st;
+    if (pmix_status_t rc = PMIx_Commit(); rc != PMIX_SUCCESS)
+        return Status(WEFT_ERROR, "runtime: " + pmix_error("PMIx_Commit", rc));
     pmix_info_t info;
     PMIX_INFO_CONSTRUCT(&info);
     bool collect = collect_data;

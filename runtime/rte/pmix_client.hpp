@@ -47,13 +47,11 @@ public:
     Result<uint32_t> node_id_of(uint32_t rank);
     std::string hostname_of(uint32_t rank);
 
-    // Modex: publish, commit, then either one fence collecting data makes
-    // every rank's values readable here ("full"), or a peer's values are
-    // fetched from the PMIx server by the first get() ("direct"; the server
-    // asks the peer's node and waits for its commit). get() reads one value.
+    // Modex: publish, then a fence that commits; collecting data, it makes
+    // every rank's values readable here ("full"); without, a peer's values
+    // are fetched from the PMIx server by the first get() ("direct"; the
+    // server asks the peer's node). get() reads one value.
     Status put(const std::string &key, std::span<const std::byte> value);
-    Status commit();
-    // commit() and a fence; with collect_data every rank's values come along.
     Status fence(bool collect_data);
     // Why this job cannot rely on direct modex (a peer's values fetched on
     // first get, no collecting fence), or empty when it can.

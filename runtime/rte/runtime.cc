@@ -154,18 +154,18 @@ Status Runtime::exchange_cards()
             why += ", but " + obstacle + ": full";
         }
     }
-    // Direct: across nodes a fence without data has every server hold its
-    // ranks' committed cards before anyone asks, so a first contact costs
-    // one fetch, not a wait for a peer still starting; on one node even
-    // that fence is not needed (the server waits for a commit itself).
-    const bool fence = !direct_modex_ || pmix_.num_nodes() > 1;
+    // Direct still fences, without data: every rank has committed its cards
+    // before anyone asks, so a first contact is one fetch. Without the fence
+    // a get can arrive before the peer's commit, and PMIx 4.2.2's server
+    // then left some waiting for good (ranks of a 24-rank job under weftrun
+    // blocked in PMIx_Get for a peer that had committed).
     log::Logger &log = fw_->logger();
     if (log.enabled("rte", WEFT_LOG_DEBUG))
         log.write("rte", "base", WEFT_LOG_DEBUG,
                   std::string("modex: ") + (direct_modex_ ? "direct" : "full") + " (" + why + "); " +
-                      (fence ? direct_modex_ ? "a fence without data" : "a fence collecting every card"
-                             : "no fence: cards are fetched on first contact"));
-    return fence ? pmix_.fence(!direct_modex_) : pmix_.commit();
+                      (direct_modex_ ? "a fence without data, cards fetched on first contact"
+                                     : "a fence collecting every card"));
+    return pmix_.fence(!direct_modex_);
 }
 
 Status Runtime::choose_progress_mode()

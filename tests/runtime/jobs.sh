@@ -163,10 +163,10 @@ for how in weftrun mpirun; do
     # events by an eventfd; self and the engine need none): block, not yield.
     count_is "$t" "$out" "progress block" 16
 
-    # Direct modex: no fence on one node; each card is fetched from the
-    # PMIx server on first contact. Every peer's cards are still found (a
-    # late rank's too: the server waits for its commit), and a rank that
-    # contacts one peer reads that peer's cards only.
+    # Direct modex: a fence without data, then each card is fetched from
+    # the PMIx server on first contact. Every peer's cards are still found
+    # (a late rank's too), and a rank that contacts one peer reads that
+    # peer's cards only.
     t="$how-modex-direct"
     launch "$t" $how 4 WEFT_MCA_rte_base_modex=direct WEFT_MCA_rte_base_verbose=debug WEFT_PROBE_LATE_RANK=2 -- ok
     expect_rc "$t" 0
@@ -177,7 +177,7 @@ for how in weftrun mpirun; do
     else
         pass "$t: every peer's cards fetched"
     fi
-    count_is "$t" "$err" "modex: direct (rte_base_modex=direct); no fence" 4
+    count_is "$t" "$err" "modex: direct (rte_base_modex=direct); a fence without data" 4
     t="$how-modex-direct-lazy"
     launch "$t" $how 4 WEFT_MCA_rte_base_modex=direct WEFT_MCA_rte_base_verbose=debug -- connect 1
     expect_rc "$t" 0
@@ -295,6 +295,42 @@ if [ -x "$weftrun" ] && [ -x "$stress" ]; then
     rc=$?
     expect_rc "$t" 0
     count_is "$t" "$out" "stress: rank [0-3] ok" 4
+    clean_tmp "$t"
+    # Many ranks on one node (2 cores here): blocking progress, every pair
+    # of the stress pattern connected on first use.
+    t="stress-np32-oversubscribed"
+    env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np 32 --oversubscribe "$stress" 3200 any \
+        >"$out" 2>"$err"
+    rc=$?
+    expect_rc "$t" 0
+    count_is "$t" "$out" "stress: rank [0-9]* ok" 32
+    clean_tmp "$t"
+    # Nothing per peer before a peer is contacted: an idle rank of a 32-rank
+    # job holds as many descriptors as one of a 2-rank job (no rings,
+    # sockets or buffers for the 31 peers it never talked to).
+    fds_of_idle_job() {   # NP: prints the largest descriptor count of its ranks
+        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np "$1" --oversubscribe "$probe" hang \
+            >"$out" 2>"$err" &
+        job=$!
+        n=0
+        while [ $n -lt 600 ] && [ "$(grep -c '^probe: ready ' "$out")" -lt "$1" ] && kill -0 $job 2>/dev/null; do
+            n=$((n + 1)); sleep 0.1
+        done
+        most=0
+        for p in $(sed -n 's/^probe: ready [0-9]* pid \([0-9]*\)$/\1/p' "$out"); do
+            c=$(ls "/proc/$p/fd" 2>/dev/null | wc -l)
+            [ "$c" -gt "$most" ] && most=$c
+        done
+        [ "$(grep -c '^probe: ready ' "$out")" -eq "$1" ] || most="(only $(grep -c '^probe: ready ' "$out") of $1 ranks ready)"
+        kill -TERM "$job" 2>/dev/null
+        wait "$job" 2>/dev/null
+        echo "$most"
+    }
+    t="idle-fds-flat"
+    small=$(fds_of_idle_job 2)
+    large=$(fds_of_idle_job 32)
+    if [ "$small" = "$large" ]; then pass "$t: an idle rank holds $small descriptors at N=2 and at N=32"
+    else fail "$t: an idle rank holds $small descriptors at N=2 but $large at N=32"; fi
     clean_tmp "$t"
     # An interface list naming an interface this host lacks, in a job that
     # does not use tcp: btl/tcp says so once per job (rank 0), not per rank.
