@@ -289,22 +289,18 @@ if [ -x "$weftrun" ] && [ -x "$stress" ]; then
         count_is "$t" "$out" "stress: rank [01] ok 10000 messages received, 10000 sent" 2
         clean_tmp "$t"
     fi
-    t="stress-np4"
-    env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np 4 --oversubscribe "$stress" 100000 any \
-        >"$out" 2>"$err"
-    rc=$?
-    expect_rc "$t" 0
-    count_is "$t" "$out" "stress: rank [0-3] ok" 4
-    clean_tmp "$t"
+    stress_np() {   # NAME NP MESSAGES: every rank of the oversubscribed job ok
+        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np "$2" --oversubscribe "$stress" "$3" any \
+            >"$out" 2>"$err"
+        rc=$?
+        expect_rc "$1" 0
+        count_is "$1" "$out" "stress: rank [0-9]* ok" "$2"
+        clean_tmp "$1"
+    }
+    stress_np stress-np4 4 100000
     # Many ranks on one node (2 cores here): blocking progress, every pair
     # of the stress pattern connected on first use.
-    t="stress-np32-oversubscribed"
-    env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np 32 --oversubscribe "$stress" 3200 any \
-        >"$out" 2>"$err"
-    rc=$?
-    expect_rc "$t" 0
-    count_is "$t" "$out" "stress: rank [0-9]* ok" 32
-    clean_tmp "$t"
+    stress_np stress-np32-oversubscribed 32 3200
     # Nothing per peer before a peer is contacted: an idle rank of a 32-rank
     # job holds as many descriptors as one of a 2-rank job (no rings,
     # sockets or buffers for the 31 peers it never talked to).
