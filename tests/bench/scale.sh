@@ -4,7 +4,9 @@
 # beside Open MPI (mpirun) and MPICH (mpiexec) at the same N. For each N
 # and implementation it starts `*_startup idle` (init, barrier, then wait),
 # waits until every rank said "ready", and reads each rank's open file
-# descriptors and resident memory (VmRSS) from /proc; then it ends the job.
+# descriptors and resident memory from /proc (VmRSS, and of it the
+# anonymous and the shared-memory part: RssAnon, RssShmem, e.g. btl/scif's
+# rings); then it ends the job.
 # The start-up time per rank is startup.sh's column "ms/rank". Not a test:
 # no thresholds.
 #
@@ -25,7 +27,7 @@ program() { case $1 in weft) echo "$weftprog" ;; ompi) echo "$work/mpi_ompi" ;; 
 
 median() { sort -n | awk '{v[NR]=$1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
-printf '%-4s %-6s %10s %12s %12s\n' N impl "fds/rank" "RSS MB/rank" "ready s"
+printf '%-4s %-6s %10s %12s %12s %12s %10s\n' N impl "fds/rank" "RSS MB/rank" "anon MB" "shmem MB" "ready s"
 for n in $nps; do
     for impl in weft ompi mpich; do
         [ -n "${launch[$impl]:-}" ] || continue
@@ -44,10 +46,12 @@ for n in $nps; do
         if [ $ok = 1 ]; then
             pids=$(sed -n 's/^ready [0-9]* pid \([0-9]*\)$/\1/p' "$out")
             fds=$(for p in $pids; do ls "/proc/$p/fd" 2>/dev/null | wc -l; done | median)
-            rss=$(for p in $pids; do awk '/^VmRSS:/ {printf "%.1f\n", $2 / 1024}' "/proc/$p/status" 2>/dev/null; done | median)
-            printf '%-4d %-6s %10s %12s %12.2f\n' "$n" "$impl" "$fds" "$rss" "$ready"
+            kb() { for p in $pids; do awk -v k="$1:" '$1 == k {printf "%.1f\n", $2 / 1024}' "/proc/$p/status" 2>/dev/null; done | median; }
+            printf '%-4d %-6s %10s %12s %12s %12s %10.2f\n' "$n" "$impl" "$fds" "$(kb VmRSS)" "$(kb RssAnon)" \
+                "$(kb RssShmem)" "$ready"
         else
-            printf '%-4d %-6s %10s %12s %12s  (did not start: %s)\n' "$n" "$impl" - - - "$(tail -n 1 "$out.err")"
+            printf '%-4d %-6s %10s %12s %12s %12s %10s  (did not start: %s)\n' "$n" "$impl" - - - - - \
+                "$(tail -n 1 "$out.err")"
         fi
         kill -TERM -- -"$job" 2>/dev/null
         for _ in $(seq 1 100); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
