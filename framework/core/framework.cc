@@ -305,6 +305,9 @@ Result<topology::Topology *> Framework::topology()
     lo.binding = params_.find("topology_base_binding")->text();
     if (const char *exported = std::getenv("WEFT_TOPOLOGY_XML"))
         lo.launcher_xml = exported;
+    // Cores and binding only; io_topology() discovers devices when a
+    // component asks about one.
+    lo.io_devices = false;
     auto t = topology::Topology::load(lo);
     if (!t.ok())
         return t.status();
@@ -315,7 +318,7 @@ Result<topology::Topology *> Framework::topology()
 Result<topology::Topology *> Framework::io_topology()
 {
     auto t = topology();
-    if (!t.ok() || !t.value()->from_launcher_export())
+    if (!t.ok() || t.value()->has_io_devices())
         return t;
     if (io_topology_)
         return io_topology_.get();

@@ -65,11 +65,11 @@ public:
     const weft_host_t *host() const;
 
     // Loads the topology on first use (topology_base_xml_file /
-    // topology_base_binding apply).
+    // topology_base_binding apply): CPUs, caches, NUMA nodes, binding; I/O
+    // devices only when an XML file describes them.
     Result<topology::Topology *> topology();
-    // A topology that knows the I/O devices: topology() itself, unless that
-    // came from the launcher's export (CPUs only), then one discovered on
-    // first use.
+    // A topology that knows the I/O devices: topology() itself when it has
+    // them (an XML file), else one discovered with devices on first use.
     Result<topology::Topology *> io_topology();
 
     // Where components were looked for, in order.

@@ -260,9 +260,13 @@ Status Topology::init_hwloc(const LoadOptions &opts)
     }
     // NICs and HCAs are what we place processes against; "important" keeps
     // them (and their PCI parents) without every bridge and DMA channel.
-    hwloc_topology_set_io_types_filter(topo_, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-
+    // Without io_devices only an XML file brings devices (it costs nothing
+    // to read them there).
     auto xml = xml_source(opts);
+    io_devices_ = opts.io_devices || xml;
+    hwloc_topology_set_io_types_filter(topo_, io_devices_ ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT
+                                                          : HWLOC_TYPE_FILTER_KEEP_NONE);
+
     if (xml && hwloc_topology_set_xml(topo_, xml->path.c_str()) < 0)
         return xml_error(*xml);
     if (!xml && !opts.launcher_xml.empty() && load_launcher_export(opts.launcher_xml))
@@ -290,6 +294,7 @@ bool Topology::load_launcher_export(const std::string &path)
         hwloc_topology_load(topo_) == 0) {
         this_system_ = true;
         from_launcher_ = true;
+        io_devices_ = false;   // weftrun exports no I/O objects
         source_ = "this system (launcher's export " + path + ")";
         return true;
     }
@@ -300,7 +305,8 @@ bool Topology::load_launcher_export(const std::string &path)
         topo_ = nullptr;
         return false;
     }
-    hwloc_topology_set_io_types_filter(topo_, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    hwloc_topology_set_io_types_filter(topo_, io_devices_ ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT
+                                                          : HWLOC_TYPE_FILTER_KEEP_NONE);
     return false;
 }
 

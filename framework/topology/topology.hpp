@@ -62,6 +62,12 @@ struct LoadOptions {
     // xml_file or HWLOC_XMLFILE chose a topology; an unreadable export falls
     // back to discovery, since it is only a shortcut.
     std::string launcher_xml;
+    // Discover I/O devices (NICs, HCAs and their PCI parents) on this
+    // machine. Off, discovery is CPUs, caches and NUMA nodes only: hwloc's
+    // I/O discovery (PCI, and CUDA/NVML/OpenCL on hosts with GPUs) costs
+    // hundreds of milliseconds there, and most questions never need it. An
+    // XML file keeps whatever devices it describes either way.
+    bool io_devices = true;
 };
 
 class Topology {
@@ -82,6 +88,9 @@ public:
     // Loaded from the launcher's export (WEFT_TOPOLOGY_XML), which holds no
     // I/O devices: device questions need a discovered topology.
     bool from_launcher_export() const { return from_launcher_; }
+    // The topology can answer device questions: loaded with io_devices,
+    // or from an XML file (which describes its own devices).
+    bool has_io_devices() const { return io_devices_; }
 
     std::string binding() const;          // cpuset list of the binding
     bool bound() const;                   // binding smaller than the whole machine
@@ -114,6 +123,7 @@ private:
     std::string source_;
     bool this_system_ = true;
     bool from_launcher_ = false;
+    bool io_devices_ = false;
     std::vector<Device> devices_;         // sorted nearest first
 };
 

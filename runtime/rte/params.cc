@@ -46,6 +46,16 @@ std::vector<params::Definition> param_definitions()
                       "Connect to every peer during weft_init instead of on first use "
                       "(start-up pays for all connections; the first message to each peer "
                       "does not)."));
+    auto modex = def("modex", params::Type::Enum, "auto", WEFT_LEVEL_TUNER_BASIC,
+                     "How ranks exchange their transports' business cards in weft_init: 'full' "
+                     "gathers every rank's card on every rank with one collecting PMIx fence "
+                     "(work and memory grow with the job); 'direct' publishes the cards, fences "
+                     "without data and reads a peer's card from the PMIx server on first contact, "
+                     "so a peer never contacted is never fetched; it falls back to 'full' where the PMIx server is not known to serve "
+                     "cards across nodes (the reason is logged at rte_base_verbose=debug). "
+                     "'auto' is direct.");
+    modex.enumerators = {"auto", "full", "direct"};
+    out.push_back(modex);
     out.push_back(def("connect_timeout", params::Type::Double, "30", WEFT_LEVEL_TUNER_DETAIL,
                       "Seconds a connection to one peer may take before it fails with an error "
                       "naming the peer and the transport."));

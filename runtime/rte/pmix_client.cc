@@ -274,6 +274,28 @@ Status PmixClient::put(const std::string &key, std::span<const std::byte> value)
     return Status::success();
 }
 
+std::string PmixClient::direct_modex_obstacle() const
+{
+    // On one node the local PMIx server holds every rank's committed values:
+    // nothing is asked of the launcher.
+    if (singleton_ || num_nodes_ <= 1)
+        return {};
+    // Across nodes the launcher must implement PMIx's direct_modex upcall
+    // (fetch a rank's values from the server of its node). PMIx gives a
+    // client no way to ask its server's host which upcalls it implements,
+    // so the launchers known to do it are recognised by what they put in
+    // the environment of their ranks.
+    if (std::getenv("SLURM_STEP_ID") && std::getenv("SLURM_JOB_ID"))
+        return {};   // Slurm's PMIx plugin (pmixp_dmdx)
+    if (std::getenv("OMPI_COMM_WORLD_SIZE"))
+        return {};   // Open MPI's mpirun (ORTE or PRRTE daemons)
+    const char *version = std::getenv("PMIX_VERSION");
+    return "the job spans " + std::to_string(num_nodes_) + " nodes and its PMIx server (PMIx " +
+           (version ? version : "of unknown version") +
+           ") is not one known to serve a rank's data to other nodes on demand (Slurm's srun "
+           "--mpi=pmix, Open MPI's mpirun)";
+}
+
 Status PmixClient::fence(bool collect_data)
 {
     if (singleton_)
@@ -332,6 +354,8 @@ Result<std::vector<std::byte>> PmixClient::get(uint32_t rank, const std::string 
             return Status(WEFT_ERR_NOT_FOUND, "runtime: no modex value " + key);
         return it->second;
     }
+    if (rank != rank_)
+        fetched_.insert(rank);
     pmix_proc_t p = proc_of(nspace_, rank);
     pmix_value_t *val = nullptr;
     pmix_status_t rc = PMIx_Get(&p, key.c_str(), nullptr, 0, &val);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The process's view of its job through PMIx: who am I, how many are we,
-// where does each rank live, and the modex (business cards exchanged once
-// with a collecting fence, read lazily per peer).
+// where does each rank live, and the modex (business cards published by
+// every rank, read per peer on first contact).
 //
 // Without a launcher (no PMIX_NAMESPACE / PMIX_SERVER_URI* in the
 // environment) the process is a singleton of size 1: PMIx 4.2.2 answers
@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,10 +47,18 @@ public:
     Result<uint32_t> node_id_of(uint32_t rank);
     std::string hostname_of(uint32_t rank);
 
-    // Modex: publish, then one fence (collecting data) makes every rank's
-    // values readable; get() reads one peer's value.
+    // Modex: publish, then a fence that commits; collecting data, it makes
+    // every rank's values readable here ("full"); without, a peer's values
+    // are fetched from the PMIx server by the first get() ("direct"; the
+    // server asks the peer's node). get() reads one value.
     Status put(const std::string &key, std::span<const std::byte> value);
     Status fence(bool collect_data);
+    // Why this job cannot rely on direct modex (a peer's values fetched on
+    // first get, no collecting fence), or empty when it can.
+    std::string direct_modex_obstacle() const;
+    // How many other ranks' values get() has asked PMIx for (each counted
+    // once): the peers whose cards this process fetched.
+    size_t peers_fetched() const { return fetched_.size(); }
     // A fence that does not block: started here, done when fence_done()
     // (the caller keeps progressing its transports meanwhile).
     Status fence_start();
@@ -84,6 +93,7 @@ private:
     std::string hostname_;
     std::map<uint32_t, uint32_t> node_ids_;           // cache of node_id_of
     std::map<std::string, std::vector<std::byte>> singleton_store_;
+    std::set<uint32_t> fetched_;                      // ranks get() asked for
     size_t event_handler_ = 0;
     bool event_registered_ = false;
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "engine/engine.hpp"
@@ -121,11 +122,11 @@ Status Runtime::setup()
 
     if (Status st = btl_.publish_cards(pmix_); !st.ok())
         return st;
-    if (Status st = pmix_.fence(true); !st.ok())
+    if (Status st = exchange_cards(); !st.ok())
         return st;
-    // Every card is readable now: modules that wire their peers at init
-    // (openib's oob cpc) finish here, before weft_init returns on any rank
-    // that could send to them.
+    // Every card is readable now (here or on first get): modules that wire
+    // their peers at init (openib's oob cpc) finish here, before weft_init
+    // returns on any rank that could send to them.
     modex_done_ = true;
     btl_.modex_ready(fw_->logger());
     if (fw_->logger().enabled("rte", WEFT_LOG_INFO))
@@ -142,12 +143,43 @@ Status Runtime::setup()
     return Status::success();
 }
 
+Status Runtime::exchange_cards()
+{
+    const std::string setting = fw_->params().find("rte_base_modex")->as_string();
+    direct_modex_ = setting != "full";
+    std::string why = setting == "full" ? "rte_base_modex=full" : "rte_base_modex=" + setting;
+    if (direct_modex_) {
+        if (std::string obstacle = pmix_.direct_modex_obstacle(); !obstacle.empty()) {
+            direct_modex_ = false;
+            why += ", but " + obstacle + ": full";
+        }
+    }
+    // Direct still fences, without data: every rank has committed its cards
+    // before anyone asks, so a first contact is one fetch. Without the fence
+    // a get can arrive before the peer's commit, and PMIx 4.2.2's server
+    // then left some waiting for good (ranks of a 24-rank job under weftrun
+    // blocked in PMIx_Get for a peer that had committed).
+    log::Logger &log = fw_->logger();
+    if (log.enabled("rte", WEFT_LOG_DEBUG))
+        log.write("rte", "base", WEFT_LOG_DEBUG,
+                  std::string("modex: ") + (direct_modex_ ? "direct" : "full") + " (" + why + "); " +
+                      (direct_modex_ ? "a fence without data, cards fetched on first contact"
+                                     : "a fence collecting every card"));
+    return pmix_.fence(!direct_modex_);
+}
+
 Status Runtime::choose_progress_mode()
 {
     const std::string setting = fw_->params().find("rte_base_progress")->as_string();
     unsigned cores = 0;
-    // Only "auto" on a shared node needs the core count (and so hwloc).
+    // Only "auto" on a shared node needs the core count: from weftrun,
+    // which counted them already (WEFT_NODE_CORES), else from hwloc (whose
+    // plugins and discovery are a few ms of a rank's start-up at least).
     if (setting == "auto" && pmix_.local_size() > 1) {
+        if (const char *env = std::getenv("WEFT_NODE_CORES"))
+            cores = static_cast<unsigned>(std::strtoul(env, nullptr, 10));
+    }
+    if (setting == "auto" && pmix_.local_size() > 1 && cores == 0) {
         auto topo = fw_->topology();
         if (topo.ok())
             cores = static_cast<unsigned>(topo.value()->num_cores());
@@ -321,6 +353,12 @@ Status Runtime::finalize()
     if (rt.endpoints_ && rt.pmix_.size() > 1 && rt.pmix_.fence_start().ok())
         rt.progress_.wait_until([&] { return rt.pmix_.fence_done(); }, ProgressEngine::kForever);
     rt.engine_.reset();
+    if (rt.fw_ && rt.fw_->logger().enabled("rte", WEFT_LOG_DEBUG) && !rt.pmix_.singleton())
+        rt.fw_->logger().write("rte", "base", WEFT_LOG_DEBUG,
+                               "modex " + std::string(rt.direct_modex_ ? "direct" : "full") + ": rank " +
+                                   std::to_string(rt.pmix_.rank()) + " read the cards of " +
+                                   std::to_string(rt.pmix_.peers_fetched()) + " of " +
+                                   std::to_string(rt.pmix_.size() - 1) + " peers");
     if (rt.endpoints_) {
         rt.endpoints_->close_all();
         rt.progress_.progress();   // deliver the CLOSED upcalls the modules queued

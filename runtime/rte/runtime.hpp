@@ -74,6 +74,9 @@ private:
     Status setup();
     Status choose_progress_mode();
     Status preconnect();
+    // The modex after this process published its cards: full or direct
+    // (rte_base_modex), with or without a fence.
+    Status exchange_cards();
     static int poll_events(void *ctx);   // PMIx failure events -> endpoints
     // The slow parts of poll_events and up_recv, apart so that the checks
     // on every pass and message stay small functions.
@@ -112,7 +115,8 @@ private:
     PmixClient pmix_;
     weft_btl_process_t process_{};   // what the modules learn of this process
     BtlLayer btl_;
-    bool modex_done_ = false;        // the init fence completed: peer cards are readable
+    bool modex_done_ = false;        // the modex is through: peer cards are readable
+    bool direct_modex_ = false;      // cards fetched on first contact (rte_base_modex)
     std::unique_ptr<Endpoints> endpoints_;
     ProgressEngine progress_;
     std::array<std::pair<AmHandler, void *>, 256> handlers_{};

@@ -5,7 +5,7 @@
 noinst_PROGRAMS = tests/bench/weft_startup
 tests_bench_weft_startup_SOURCES = tests/bench/weft_startup.c
 tests_bench_weft_startup_LDADD = libweft.la
-EXTRA_DIST += tests/bench/startup.sh tests/bench/mpi_startup.c
+EXTRA_DIST += tests/bench/startup.sh tests/bench/mpi_startup.c tests/bench/scale.sh tests/bench/peers.sh
 tests_bench_weft_startup_LDFLAGS = $(AM_LDFLAGS) -no-install
 # weft_bench: latency / bandwidth / message rate / multi-pair of the engine,
 # and the raw transport for comparison; ../shared/bench/compare runs it.

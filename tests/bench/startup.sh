@@ -11,28 +11,13 @@
 # Run from the build directory. Peers that are not installed are skipped.
 set -eu
 
-builddir=${WEFT_ABS_BUILDDIR:-$(pwd)}
 here=$(cd "$(dirname "$0")" && pwd)
 runs=${RUNS:-20}
 warmup=${WARMUP:-3}
 nps=${*:-2 4 8 16}
-
 command -v hyperfine >/dev/null 2>&1 || { echo "startup.sh: needs hyperfine (apt-get install hyperfine)" >&2; exit 2; }
-weftrun=$builddir/weftrun
-weftprog=$builddir/tests/bench/weft_startup
-[ -x "$weftrun" ] && [ -x "$weftprog" ] || { echo "startup.sh: build weft first (make)" >&2; exit 2; }
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/weft-startup.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-for v in $(env | sed -n 's/^\(WEFT_MCA_[A-Za-z0-9_]*\|OMPI_MCA_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
-
-ompi="" mpich=""
-if command -v mpicc.openmpi >/dev/null 2>&1 && mpicc.openmpi -O2 -o "$work/mpi_ompi" "$here/mpi_startup.c" 2>/dev/null; then
-    ompi="mpirun.openmpi --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader"
-fi
-if command -v mpicc.mpich >/dev/null 2>&1 && mpicc.mpich -O2 -o "$work/mpi_mpich" "$here/mpi_startup.c" 2>/dev/null; then
-    mpich="mpiexec.mpich"
-fi
+me=startup
+. "$here/peers.sh"
 
 printf '%-4s %12s %12s %12s %10s %14s\n' N "weft ms" "ompi ms" "mpich ms" ratio "weft ms/rank"
 for n in $nps; do

@@ -421,6 +421,48 @@ case_sigterm_during_spawn() {
     done
 }
 
+case_no_io_discovery() {
+    # weftrun places ranks on cores: every hwloc topology it loads (its
+    # own, and PMIx's, which it hands its own) asks for no I/O objects.
+    # Seen through hwloc_spy (LD_PRELOAD); a sanitizer runtime must come
+    # first in the preload order, so those builds are not checked.
+    spy=${HWLOC_SPY:-./tests/integration/.libs/hwloc_spy.so}
+    [ -f "$spy" ] || { echo "# no_io_discovery: $spy is not built; not checked"; return; }
+    ldd "$WEFTRUN" 2>/dev/null | grep -q -e libasan -e libtsan -e libubsan &&
+        { echo "# no_io_discovery: sanitizer build; not checked"; return; }
+    WEFT_HWLOC_SPY=$d/loads LD_PRELOAD=$spy run -np 1 /bin/true
+    expect_rc 0
+    [ -s "$d/loads" ] || why="$why the spy saw no topology load;"
+    grep -v " pci none osdev none\$" "$d/loads" >/dev/null 2>&1 &&
+        why="$why a topology was loaded with I/O objects: $(grep -v ' pci none osdev none$' "$d/loads" | head -3 | tr '\n' ';')"
+    rm -f "$d/loads"
+}
+
+case_multi_host_refused() {
+    # -H and --hostfile: one line naming srun --mpi=pmix and mpirun, each
+    # with a command line for this job; the mpirun one runs as given.
+    run -H localhost,localhost -np 2 --mca btl self,tcp "$PROBE" ok
+    expect_rc 2
+    expect_count err . 1
+    expect_err "srun --mpi=pmix -w localhost,localhost -n 2 $PROBE ok"
+    expect_err "mpirun --host localhost,localhost -np 2 -x WEFT_MCA_btl=self,tcp $PROBE ok"
+    [ -s "$d/out" ] && why="$why a rank ran;"
+    if command -v mpirun >/dev/null 2>&1; then
+        cmd=$(sed -n "s/.*Open MPI's mpirun, '\(mpirun [^']*\)'.*/\1/p" "$d/err")
+        # shellcheck disable=SC2086
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=$d timeout -k 5 $LIMIT $cmd \
+            >"$d/out" 2>"$d/err.mpirun"
+        mrc=$?
+        [ $mrc = 0 ] || why="$why the suggested '$cmd' exited $mrc: $(tail -n 3 "$d/err.mpirun" | tr '\n' ' ');"
+        expect_count out "^rank [01] of 2 " 2
+        rm -rf "$d/err.mpirun" "$d"/ompi.* "$d"/openmpi-sessions-* 2>/dev/null
+    fi
+    run --hostfile /nonexistent/hosts -np 4 "$PROBE" ok
+    expect_rc 2
+    expect_err "srun --mpi=pmix -n 4 $PROBE ok"
+    expect_err "mpirun --hostfile /nonexistent/hosts -np 4 $PROBE ok"
+}
+
 case_help_version() {
     run --help
     expect_rc 0

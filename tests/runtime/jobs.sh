@@ -163,6 +163,64 @@ for how in weftrun mpirun; do
     # events by an eventfd; self and the engine need none): block, not yield.
     count_is "$t" "$out" "progress block" 16
 
+    # Direct modex: a fence without data, then each card is fetched from
+    # the PMIx server on first contact. Every peer's cards are still found
+    # (a late rank's too), and a rank that contacts one peer reads that
+    # peer's cards only.
+    t="$how-modex-direct"
+    launch "$t" $how 4 WEFT_MCA_rte_base_modex=direct WEFT_MCA_rte_base_verbose=debug WEFT_PROBE_LATE_RANK=2 -- ok
+    expect_rc "$t" 0
+    count_is "$t" "$out" "probe: done" 4
+    count_is "$t" "$out" "probe: rank [0-9]* peer [0-9]* class" 16
+    if grep "probe: rank [0-9]* peer" "$out" | grep -v "cards \([0-9]*\)/\1 " >/dev/null; then
+        fail "$t: a peer's cards are missing"
+    else
+        pass "$t: every peer's cards fetched"
+    fi
+    count_is "$t" "$err" "modex: direct (rte_base_modex=direct); a fence without data" 4
+    t="$how-modex-direct-lazy"
+    launch "$t" $how 4 WEFT_MCA_rte_base_modex=direct WEFT_MCA_rte_base_verbose=debug -- connect 1
+    expect_rc "$t" 0
+    count_is "$t" "$out" "probe: rank [023] connected to 1" 3
+    for r in 0 2 3; do
+        count_is "$t" "$err" "modex direct: rank $r read the cards of 1 of 3 peers" 1
+    done
+    t="$how-modex-full"
+    launch "$t" $how 2 WEFT_MCA_rte_base_modex=full WEFT_MCA_rte_base_verbose=debug -- ok
+    expect_rc "$t" 0
+    count_is "$t" "$err" "modex: full (rte_base_modex=full); a fence collecting every card" 2
+
+    # hwloc in the ranks: none at all under weftrun (it exports the core
+    # count), and never I/O discovery (PCI, GPUs) elsewhere; seen through
+    # tests/integration/hwloc_spy (LD_PRELOAD; not in sanitizer builds,
+    # whose runtime must come first).
+    spy=$builddir/tests/integration/.libs/hwloc_spy.so
+    t="$how-rank-hwloc"
+    if [ ! -f "$spy" ]; then
+        skip "$t" "tests/integration/hwloc_spy is not built"
+    elif ldd "$probe" 2>/dev/null | grep -q -e libasan -e libtsan -e libubsan; then
+        skip "$t" "sanitizer build"
+    else
+        rm -f "$root/loads"
+        if [ $how = mpirun ]; then   # to the ranks only, not to mpirun
+            launch "$t" $how 2 "OMPI_MCA_mca_base_env_list=LD_PRELOAD=$spy;WEFT_HWLOC_SPY=$root/loads" -- info
+        else
+            launch "$t" $how 2 "LD_PRELOAD=$spy" "WEFT_HWLOC_SPY=$root/loads" -- info
+        fi
+        expect_rc "$t" 0
+        ranks=$(grep -c " comm weft_probe " "$root/loads" 2>/dev/null)
+        io=$(grep " comm weft_probe " "$root/loads" 2>/dev/null | grep -vc " pci none osdev none$")
+        if [ $how = weftrun ] && [ "$ranks" != 0 ]; then
+            fail "$t: ranks loaded hwloc topologies $ranks times (WEFT_NODE_CORES should spare it)"
+        elif [ $how = mpirun ] && [ "$ranks" = 0 ]; then
+            fail "$t: the spy saw no rank load a topology (was it preloaded?)"
+        elif [ "$io" != 0 ]; then
+            fail "$t: ranks asked hwloc for I/O discovery:"; grep " comm weft_probe " "$root/loads" | sed 's/^/#   /'
+        else
+            pass "$t: ranks loaded $ranks topologies, none with I/O discovery"
+        fi
+    fi
+
     t="$how-unknown-param"
     launch "$t" $how 4 WEFT_MCA_btl_base_verbos=100 -- info
     expect_rc "$t" 0
@@ -231,12 +289,44 @@ if [ -x "$weftrun" ] && [ -x "$stress" ]; then
         count_is "$t" "$out" "stress: rank [01] ok 10000 messages received, 10000 sent" 2
         clean_tmp "$t"
     fi
-    t="stress-np4"
-    env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np 4 --oversubscribe "$stress" 100000 any \
-        >"$out" 2>"$err"
-    rc=$?
-    expect_rc "$t" 0
-    count_is "$t" "$out" "stress: rank [0-3] ok" 4
+    stress_np() {   # NAME NP MESSAGES: every rank of the oversubscribed job ok
+        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np "$2" --oversubscribe "$stress" "$3" any \
+            >"$out" 2>"$err"
+        rc=$?
+        expect_rc "$1" 0
+        count_is "$1" "$out" "stress: rank [0-9]* ok" "$2"
+        clean_tmp "$1"
+    }
+    stress_np stress-np4 4 100000
+    # Many ranks on one node (2 cores here): blocking progress, every pair
+    # of the stress pattern connected on first use.
+    stress_np stress-np32-oversubscribed 32 3200
+    # Nothing per peer before a peer is contacted: an idle rank of a 32-rank
+    # job holds as many descriptors as one of a 2-rank job (no rings,
+    # sockets or buffers for the 31 peers it never talked to).
+    fds_of_idle_job() {   # NP: prints the largest descriptor count of its ranks
+        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np "$1" --oversubscribe "$probe" hang \
+            >"$out" 2>"$err" &
+        job=$!
+        n=0
+        while [ $n -lt 600 ] && [ "$(grep -c '^probe: ready ' "$out")" -lt "$1" ] && kill -0 $job 2>/dev/null; do
+            n=$((n + 1)); sleep 0.1
+        done
+        most=0
+        for p in $(sed -n 's/^probe: ready [0-9]* pid \([0-9]*\)$/\1/p' "$out"); do
+            c=$(ls "/proc/$p/fd" 2>/dev/null | wc -l)
+            [ "$c" -gt "$most" ] && most=$c
+        done
+        [ "$(grep -c '^probe: ready ' "$out")" -eq "$1" ] || most="(only $(grep -c '^probe: ready ' "$out") of $1 ranks ready)"
+        kill -TERM "$job" 2>/dev/null
+        wait "$job" 2>/dev/null
+        echo "$most"
+    }
+    t="idle-fds-flat"
+    small=$(fds_of_idle_job 2)
+    large=$(fds_of_idle_job 32)
+    if [ "$small" = "$large" ]; then pass "$t: an idle rank holds $small descriptors at N=2 and at N=32"
+    else fail "$t: an idle rank holds $small descriptors at N=2 but $large at N=32"; fi
     clean_tmp "$t"
     # An interface list naming an interface this host lacks, in a job that
     # does not use tcp: btl/tcp says so once per job (rank 0), not per rank.

@@ -50,7 +50,8 @@ count_is() {
 
 run() {   # ARGS for the probe; output in $root/out, $root/err, status in $rc
     # Ranks on h2 get only what -x forwards (sanitizer suppressions).
-    set -- -x LSAN_OPTIONS -x TSAN_OPTIONS "$probe" "$@"
+    # shellcheck disable=SC2086
+    set -- -x LSAN_OPTIONS -x TSAN_OPTIONS ${RUN_X:-} "$probe" "$@"
     LSAN_OPTIONS=${LSAN_OPTIONS:-} TSAN_OPTIONS=${TSAN_OPTIONS:-} \
     "$netns/in-host" h1 timeout -k 5 120 mpirun.openmpi --allow-run-as-root \
         --hostfile "$netns/hostfile" --mca plm_rsh_agent "$netns/rsh-agent" \
@@ -82,6 +83,14 @@ if grep "probe: rank [0-9]* peer [0-9]* class 2 " "$root/out" | grep -q "transpo
     if [ $rc -eq 0 ]; then pass "connect across hosts exits 0"; else fail "connect across hosts exits $rc"; sed 's/^/#   /' "$root/err" | head -30; fi
     # Every rank, rank 2 itself (btl/self) included.
     count_is connect-across "$root/out" "probe: rank [0-9]* connected to 2" 4
+    # The default modex across hosts under mpirun: direct, with a fence
+    # without data; each rank fetched the card of the one peer it contacted
+    # (rank 2 itself: the three that connected to it), from the other host
+    # for ranks 0 and 1.
+    RUN_X="-x WEFT_MCA_rte_base_verbose=debug" run connect 2
+    if [ $rc -eq 0 ]; then pass "direct modex across hosts exits 0"; else fail "direct modex across hosts exits $rc"; sed 's/^/#   /' "$root/err" | head -30; fi
+    count_is direct-across "$root/err" "modex: direct (rte_base_modex=auto); a fence without data" 4
+    count_is direct-across "$root/err" "modex direct: rank [013] read the cards of 1 of 3 peers" 3
 else
     pass "# SKIP two-host-tcp: btl/tcp not in use for class 2 peers"
 fi

@@ -87,6 +87,14 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "ok";
     if (strncmp(mode, "say-", 4) != 0)
         setvbuf(stdout, NULL, _IOLBF, 0);
+    /* WEFT_PROBE_LATE_RANK=R: rank R (as the launcher's PMIX_RANK says)
+     * enters weft_init 300 ms after the others, so their first contact asks
+     * for a card that is not published yet (the direct modex must wait for
+     * it, not fail). */
+    const char *late = getenv("WEFT_PROBE_LATE_RANK");
+    const char *pmix_rank = getenv("PMIX_RANK");
+    if (late && pmix_rank && !strcmp(late, pmix_rank))
+        usleep(300 * 1000);
     check(weft_init(&argc, &argv), "weft_init");
     int me = weft_rank();
 

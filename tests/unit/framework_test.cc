@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/framework.hpp"
+#include "topology/topology.hpp"
 #include "test_util.hpp"
 
 using weft::Framework;
@@ -319,4 +320,23 @@ TEST_F(FrameworkTest, UnknownComponentParameterIsReported)
     EXPECT_NE(out_.all().find("unknown parameter WEFT_MCA_btl_nonexistentcomp_foo"),
               std::string::npos)
         << out_.all();
+}
+
+// The process's topology answers core and binding questions without I/O
+// discovery; a device question gets a topology that has the devices.
+TEST_F(FrameworkTest, TopologyHasNoIoDiscoveryIoTopologyHas)
+{
+    auto fw = init({});
+    ASSERT_TRUE(fw.ok()) << fw.status().message();
+    auto cpu = fw.value()->topology();
+    ASSERT_TRUE(cpu.ok()) << cpu.status().message();
+    if (cpu.value()->has_io_devices())
+        GTEST_SKIP() << "an XML topology stands in for this machine: " << cpu.value()->source();
+    hwloc_type_filter_e f = HWLOC_TYPE_FILTER_KEEP_ALL;
+    ASSERT_EQ(hwloc_topology_get_type_filter(cpu.value()->raw(), HWLOC_OBJ_PCI_DEVICE, &f), 0);
+    EXPECT_EQ(f, HWLOC_TYPE_FILTER_KEEP_NONE);
+    auto io = fw.value()->io_topology();
+    ASSERT_TRUE(io.ok()) << io.status().message();
+    EXPECT_TRUE(io.value()->has_io_devices());
+    EXPECT_NE(io.value(), cpu.value());
 }

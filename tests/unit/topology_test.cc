@@ -464,3 +464,36 @@ TEST(TopologyEnv, HwlocThisSystemMakesXmlClaimThisMachine)
     EXPECT_EQ(t->source(), "XML file " + fixture(kTwoSocket));
     EXPECT_EQ(t->devices().front().name, "eth1");
 }
+
+// Without io_devices hwloc is asked for no I/O objects at all (its PCI and
+// GPU discovery is the slow part on big hosts), so no devices come back.
+TEST(TopologyThisSystem, WithoutIoDevicesHwlocDiscoversNoIo)
+{
+    HwlocEnv env;
+    LoadOptions o;
+    o.io_devices = false;
+    auto t = load_ok(o);
+    ASSERT_TRUE(t);
+    EXPECT_FALSE(t->has_io_devices());
+    for (hwloc_obj_type_t type : {HWLOC_OBJ_PCI_DEVICE, HWLOC_OBJ_OS_DEVICE, HWLOC_OBJ_BRIDGE}) {
+        hwloc_type_filter_e f = HWLOC_TYPE_FILTER_KEEP_ALL;
+        ASSERT_EQ(hwloc_topology_get_type_filter(t->raw(), type, &f), 0);
+        EXPECT_EQ(f, HWLOC_TYPE_FILTER_KEEP_NONE) << hwloc_obj_type_string(type);
+    }
+    EXPECT_TRUE(t->devices().empty());
+    EXPECT_TRUE(load_ok({})->has_io_devices());
+}
+
+// An XML file describes its devices: they are read whatever io_devices says.
+TEST(TopologyTwoSocket, XmlKeepsItsDevicesWithoutIoDevices)
+{
+    HwlocEnv env;
+    LoadOptions o;
+    o.xml_file = fixture(kTwoSocket);
+    o.io_devices = false;
+    auto t = load_ok(o);
+    ASSERT_TRUE(t);
+    EXPECT_TRUE(t->has_io_devices());
+    EXPECT_EQ(t->devices().size(), load_fixture(kTwoSocket)->devices().size());
+    EXPECT_FALSE(t->devices().empty());
+}

@@ -288,7 +288,7 @@ Status collect(Framework &fw, const Options &opts, Report &r)
     }
 
     if (r.show_topology) {
-        auto t = fw.topology();
+        auto t = fw.io_topology();   // with the devices, which weft_info lists
         if (!t.ok())
             return Status(t.status().code(), "cannot load the topology: " + t.status().message());
         const topology::Topology &topo = *t.value();

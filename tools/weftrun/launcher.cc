@@ -95,7 +95,7 @@ void Launcher::setup()
     // to leak in the session dir. A user's own choice wins.
     setenv("PMIX_MCA_gds", "hash", 0);
 
-    if (auto s = PmixServer::init(session_->path(), events_, debug_); !s.ok()) fail_setup(s.message());
+    if (auto s = PmixServer::init(session_->path(), events_, debug_, placement_->topology()); !s.ok()) fail_setup(s.message());
     pmix_up_ = true;
     nspace_ = "weftrun." + std::to_string(getpid());
     if (auto s = PmixServer::register_job(nspace_, opts_.np, host_); !s.ok()) fail_setup(s.message());
@@ -108,7 +108,7 @@ void Launcher::setup()
 
 void Launcher::spawn_all()
 {
-    JobEnv job{session_->path(), session_->path() + "/topology.xml"};
+    JobEnv job{session_->path(), session_->path() + "/topology.xml", placement_->slots()};
     std::vector<std::string> warnings;
     const std::vector<std::string> env = build_rank_env(opts_, job, environ, warnings);
     for (const auto &w : warnings) say("warning: " + w);

@@ -61,6 +61,9 @@ std::string usage()
         "  -h, --help              print this help and exit\n"
         "  -V, --version           print the version and exit\n"
         "\n"
+        "One host only: -H/--host and --hostfile are refused with the srun --mpi=pmix\n"
+        "(Slurm) and mpirun (Open MPI) command lines that run the job on several hosts.\n"
+        "\n"
         "Options may also be written with one dash (-mca, -tag-output) or as\n"
         "--option=value. \"--\" ends the options.\n"
         "\n"
@@ -71,7 +74,8 @@ std::string usage()
         "a program that is not executable / not found, 1 for other launcher errors.\n"
         "\n"
         "Environment given to the ranks, besides weftrun's own: WEFT_LAUNCHER=weftrun,\n"
-        "WEFT_SESSION_DIR, WEFT_TOPOLOGY_XML, WEFT_MCA_* (from --mca), -x variables,\n"
+        "WEFT_SESSION_DIR, WEFT_TOPOLOGY_XML, WEFT_NODE_CORES, WEFT_MCA_* (from --mca),\n"
+        "-x variables,\n"
         "and the PMIX_* variables of PMIx. See weftrun(1).\n";
 }
 
@@ -80,7 +84,7 @@ namespace {
 // Every option name we accept, for the did-you-mean hint.
 const char *const known_names[] = {
     "np", "n", "mca", "x", "tag-output", "bind-to", "map-by", "report-bindings",
-    "oversubscribe", "timeout", "help", "h", "version", "V",
+    "oversubscribe", "timeout", "help", "h", "version", "V", "host", "hostfile",
 };
 
 size_t edit_distance(const std::string &a, const std::string &b)
@@ -124,6 +128,49 @@ weft::Status usage_error(std::string msg)
     return weft::Status(WEFT_ERR_BAD_PARAM, std::move(msg));
 }
 
+// A word as a POSIX shell reads it back: quoted only when it must be.
+std::string shell_word(const std::string &w)
+{
+    const bool plain = !w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                         "0123456789_-+=./:,@%") == std::string::npos;
+    if (plain)
+        return w;
+    std::string q = "'";
+    for (char c : w)
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+// weftrun starts ranks on this host only. Asked for hosts (-H a,b or a
+// hostfile), it names the two launchers that start a weft job on several
+// hosts, each with the command line that runs this job there, in one line.
+weft::Status multi_host_error(const std::string &typed, const std::string &hosts, bool hostfile,
+                              const Options &o)
+{
+    std::string env, exports, program;
+    for (const auto &[name, value] : o.mca) {
+        env += "WEFT_MCA_" + name + "=" + shell_word(value) + " ";
+        exports += " -x WEFT_MCA_" + name + "=" + shell_word(value);
+    }
+    for (const auto &e : o.exports) {
+        if (e.has_value)
+            env += e.name + "=" + shell_word(e.value) + " ";
+        exports += " -x " + e.name + (e.has_value ? "=" + shell_word(e.value) : "");
+    }
+    for (const auto &a : o.argv)
+        program += " " + shell_word(a);
+    if (program.empty())
+        program = " PROGRAM";
+    const std::string np = o.np > 0 ? std::to_string(o.np) : "";
+    // srun reads node names from -w (a file when the word has a '/').
+    std::string nodes = hostfile ? "" : " -w " + shell_word(hosts);
+    std::string srun = env + "srun --mpi=pmix" + nodes + (np.empty() ? "" : " -n " + np) + program;
+    std::string mpirun = "mpirun " + std::string(hostfile ? "--hostfile " : "--host ") + shell_word(hosts) +
+                         (np.empty() ? "" : " -np " + np) + exports + program;
+    return usage_error(typed + ": weftrun starts ranks on this host only; on several hosts launch with "
+                       "Slurm, '" + srun + "', or Open MPI's mpirun, '" + mpirun + "'");
+}
+
 } // namespace
 
 weft::Result<Options> parse_options(int argc, char **argv)
@@ -145,6 +192,10 @@ weft::Result<Options> parse_options(int argc, char **argv)
     // Whether the word before the program was the value of an --mca: a
     // forgotten VALUE makes the program that value (see Options).
     bool mca_ended_options = false;
+    // -H / --hostfile as typed, its value, and whether it names a file:
+    // refused once the whole command line is known.
+    struct MultiHost { std::string typed, hosts; bool file; };
+    std::optional<MultiHost> multi_host;
 
     for (; i < argc; ++i) {
         std::string arg = argv[i];
@@ -206,6 +257,10 @@ weft::Result<Options> parse_options(int argc, char **argv)
             auto t = parse_int(v, 1, 365 * 24 * 3600);
             if (!t) return usage_error(typed + ": the timeout must be a positive whole number of seconds");
             o.timeout_s = *t;
+        } else if (name == "H" || name == "host" || name == "hosts" || name == "hostfile" ||
+                   name == "machinefile" || name == "default-hostfile") {
+            if (!value_of(arg, inline_val, v)) return need("host names or a file");
+            multi_host = {typed, v, name != "H" && name != "host" && name != "hosts"};
         } else if (name == "help" || name == "h") {
             o.help = true;
             return o;
@@ -222,6 +277,8 @@ weft::Result<Options> parse_options(int argc, char **argv)
     if (mca_ended_options && i > 0 && std::string(argv[i - 1]) != "--")
         o.mca_value_before_program = o.mca.size() - 1;
     for (; i < argc; ++i) o.argv.emplace_back(argv[i]);
+    if (multi_host)
+        return multi_host_error(multi_host->typed, multi_host->hosts, multi_host->file, o);
     if (o.argv.empty()) {
         std::string hint;
         if (o.mca_value_before_program)

@@ -47,6 +47,10 @@ public:
     // Writes hwloc v2 XML of the topology to path.
     weft::Status export_xml(const std::string &path) const;
 
+    // The loaded topology (CPUs, caches, NUMA nodes; no I/O objects), for
+    // the PMIx server to use instead of discovering the machine again.
+    hwloc_topology_t topology() const { return topo_; }
+
 private:
     Placement() = default;
     hwloc_obj_t slot_obj(int i) const;

@@ -163,7 +163,12 @@ pmix_server_module_t g_module;
 class InfoList {
 public:
     explicit InfoList(size_t cap) { v_.reserve(cap); }
-    ~InfoList() { for (auto &i : v_) PMIX_INFO_DESTRUCT(&i); }
+    ~InfoList()
+    {
+        for (size_t k : borrowed_)
+            v_[k].value.type = PMIX_UNDEF;   // not ours to destruct
+        for (auto &i : v_) PMIX_INFO_DESTRUCT(&i);
+    }
     InfoList(const InfoList &) = delete;
     InfoList &operator=(const InfoList &) = delete;
     void add(const char *key, const void *val, pmix_data_type_t t)
@@ -181,11 +186,23 @@ public:
         v_.back().value.type = PMIX_DATA_ARRAY;
         v_.back().value.data.darray = darray;
     }
+    // The topology by pointer: PMIx_Info_load would duplicate it
+    // (hwloc_topology_dup) and the destructor destroy the copy.
+    void add_topology(pmix_topology_t *topo)
+    {
+        v_.emplace_back();
+        PMIX_INFO_CONSTRUCT(&v_.back());
+        PMIX_LOAD_KEY(v_.back().key, PMIX_TOPOLOGY2);
+        v_.back().value.type = PMIX_TOPO;
+        v_.back().value.data.topo = topo;
+        borrowed_.push_back(v_.size() - 1);
+    }
     pmix_info_t *data() { return v_.data(); }
     size_t size() const { return v_.size(); }
 
 private:
     std::vector<pmix_info_t> v_;
+    std::vector<size_t> borrowed_;
 };
 
 // How long PMIx's connection handler may wait for a connecting process's
@@ -239,7 +256,8 @@ int harden_pmix_listeners()
 
 } // namespace
 
-weft::Status PmixServer::init(const std::string &session_dir, EventQueue &queue, bool debug_on)
+weft::Status PmixServer::init(const std::string &session_dir, EventQueue &queue, bool debug_on,
+                              hwloc_topology_t topology)
 {
     g_queue = &queue;
     g_debug = debug_on;
@@ -253,13 +271,25 @@ weft::Status PmixServer::init(const std::string &session_dir, EventQueue &queue,
 
     std::string server_ns = "weftrun-server." + std::to_string(getpid());
     pmix_rank_t zero = 0;
-    InfoList info(4);
+    InfoList info(5);
     // Both tmpdirs inside the session dir: the dstore files go there and
     // are removed with it (P11).
     info.add(PMIX_SERVER_TMPDIR, session_dir.c_str(), PMIX_STRING);
     info.add(PMIX_SYSTEM_TMPDIR, session_dir.c_str(), PMIX_STRING);
     info.add(PMIX_SERVER_NSPACE, server_ns.c_str(), PMIX_STRING);
     info.add(PMIX_SERVER_RANK, &zero, PMIX_PROC_RANK);
+    // Without a topology PMIx_server_init discovers the machine again with
+    // I/O devices (hwloc's "important" filter): PCI, GPUs through CUDA,
+    // NVML, OpenCL, ... about 280 ms on a host with a GPU, for data nobody
+    // asks for (the ranks read weftrun's XML export). PMIx keeps the
+    // pointer and never frees a topology it was given.
+    pmix_topology_t topo;
+    PMIX_TOPOLOGY_CONSTRUCT(&topo);
+    std::string source = std::string("hwloc:") + HWLOC_VERSION;
+    topo.source = source.data();
+    topo.topology = topology;
+    if (topology)
+        info.add_topology(&topo);
     pmix_status_t st = PMIx_server_init(&g_module, info.data(), info.size());
     if (st != PMIX_SUCCESS)
         return weft::Status(WEFT_ERROR, std::string("PMIx_server_init failed: ") + PMIx_Error_string(st) +

@@ -4,6 +4,8 @@
 // upcalls, which only post Events for the main loop.
 #pragma once
 
+#include <hwloc.h>
+
 #include <string>
 
 #include "core/status.hpp"
@@ -16,7 +18,11 @@ public:
     // Starts the library (and its progress thread, which inherits the
     // caller's signal mask: block signals first, P9). Upcalls post to queue,
     // which must outlive the server. debug logs each upcall on stderr.
-    static weft::Status init(const std::string &session_dir, EventQueue &queue, bool debug);
+    // topology (hwloc's, owned by the caller, alive until after finalize)
+    // is handed to PMIx, which otherwise discovers the machine itself,
+    // I/O devices included.
+    static weft::Status init(const std::string &session_dir, EventQueue &queue, bool debug,
+                             hwloc_topology_t topology);
 
     // Registers the job: nspace with n ranks, all on this host.
     static weft::Status register_job(const std::string &nspace, int n, const std::string &host);

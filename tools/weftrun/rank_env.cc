@@ -51,6 +51,9 @@ std::vector<std::string> build_rank_env(const Options &o, const JobEnv &job, cha
     b.set("WEFT_LAUNCHER", "weftrun");
     b.set("WEFT_SESSION_DIR", job.session_dir);
     b.set("WEFT_TOPOLOGY_XML", job.topology_xml);
+    // The one topology fact a rank needs at init (is the node
+    // oversubscribed?), so it need not load hwloc at all.
+    if (job.node_cores > 0) b.set("WEFT_NODE_CORES", std::to_string(job.node_cores));
     return b.take();
 }
 

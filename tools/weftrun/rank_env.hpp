@@ -14,6 +14,7 @@ namespace weftrun {
 struct JobEnv {
     std::string session_dir;    // WEFT_SESSION_DIR
     std::string topology_xml;   // WEFT_TOPOLOGY_XML
+    int node_cores = 0;         // WEFT_NODE_CORES when > 0
 };
 
 // NAME=value strings, one per variable (later settings replace earlier
