@@ -12,6 +12,7 @@
 // buffers, others packed. Reductions work on arrays of the datatype's
 // basic element in memory layout (pairs keep their padding).
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <string>
 
@@ -94,21 +95,24 @@ int barrier(const Comm &c)
 
 namespace {
 
-int reduce_to(const Comm &c, std::vector<std::byte> &acc, MPI_Op op, Basic b, size_t n, int root, int tag)
+// Binomial tree toward root over the dense arrays: acc holds this rank's
+// data (read only on a rank without children) and ends holding its
+// subtree's result; tmp (bytes) takes a child's.
+int reduce_to(const Comm &c, std::byte *acc, std::byte *tmp, size_t bytes, MPI_Op op, Basic b, size_t n, int root,
+              int tag)
 {
-    std::vector<std::byte> tmp(acc.size());
     const int vr = (c.rank - root + c.size) % c.size;
     for (int mask = 1; mask < c.size; mask <<= 1) {
         if (vr & mask) {
             const int to = ((vr - mask) + root) % c.size;
-            return coll_send(c, acc.data(), acc.size(), to, tag);
+            return coll_send(c, acc, bytes, to, tag);
         }
         if (vr + mask < c.size) {
             const int from = (vr + mask + root) % c.size;
-            if (int rc = coll_recv(c, tmp.data(), tmp.size(), from, tag))
+            if (int rc = coll_recv(c, tmp, bytes, from, tag))
                 return rc;
             // acc = acc op tmp; the lower rank's data first, for MINLOC ties.
-            reduce_apply(op, b, tmp.data(), acc.data(), n);
+            reduce_apply(op, b, tmp, acc, n);
         }
     }
     return WEFT_SUCCESS;
@@ -189,11 +193,16 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
     size_t n, elem;
     if ((rc = reduction_shape(cx, *t, count, op, &n, &elem)))
         return rc;
-    std::vector<std::byte> in, io;
-    load(inbuf, count, *t, in, n * elem);
-    load(inoutbuf, count, *t, io, n * elem);
+    if (dense_as_is(*t, count)) {
+        reduce_apply(op, t->basic, static_cast<const std::byte *>(inbuf) + t->data_offset,
+                     static_cast<std::byte *>(inoutbuf) + t->data_offset, n);
+        return MPI_SUCCESS;
+    }
+    std::vector<std::byte> in(n * elem), io(n * elem);
+    load(inbuf, count, *t, in.data(), in.size());
+    load(inoutbuf, count, *t, io.data(), io.size());
     reduce_apply(op, t->basic, in.data(), io.data(), n);
-    store(io, inoutbuf, count, *t);
+    store(io.data(), io.size(), inoutbuf, count, *t);
     return MPI_SUCCESS;
 }
 
@@ -217,13 +226,29 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, 
         return rc;
     if (count == 0)
         return MPI_SUCCESS;
-    const bool in_place = sendbuf == MPI_IN_PLACE && c->rank == root;
-    std::vector<std::byte> acc;
-    load(in_place ? recvbuf : sendbuf, count, *t, acc, n * elem);
-    if (int wrc = reduce_to(*c, acc, op, t->basic, n, root, kTagReduce))
+    // The dense arrays: the root's result is its receive buffer itself
+    // when that is dense; a leaf sends its send buffer as it is.
+    const bool is_root = c->rank == root;
+    const void *input = sendbuf == MPI_IN_PLACE && is_root ? recvbuf : sendbuf;
+    const size_t bytes = n * elem;
+    const bool dense = dense_as_is(*t, count);
+    const int vr = (c->rank - root + c->size) % c->size;
+    const bool has_children = !(vr & 1) && vr + 1 < c->size;
+    std::byte *scratch = has_children || !dense ? c->scratch.get(2 * bytes) : nullptr;
+    std::byte *tmp = scratch;
+    std::byte *acc;
+    if (is_root && dense)
+        acc = static_cast<std::byte *>(recvbuf) + t->data_offset;
+    else if (dense && !has_children)
+        acc = const_cast<std::byte *>(static_cast<const std::byte *>(input) + t->data_offset);   // only read
+    else
+        acc = scratch + bytes;
+    if (acc != static_cast<const std::byte *>(input) + t->data_offset || !dense)
+        load(input, count, *t, acc, bytes);
+    if (int wrc = reduce_to(*c, acc, tmp, bytes, op, t->basic, n, root, kTagReduce))
         return fail(cx, wrc);
-    if (c->rank == root)
-        store(acc, recvbuf, count, *t);
+    if (is_root && !dense)
+        store(acc, bytes, recvbuf, count, *t);
     return MPI_SUCCESS;
 }
 
@@ -244,55 +269,71 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype t
         return rc;
     if (count == 0)
         return MPI_SUCCESS;
-    std::vector<std::byte> acc, tmp(n * elem);
-    load(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, *t, acc, n * elem);
+    const size_t bytes = n * elem;
+    const bool dense = dense_as_is(*t, count);
+    const void *input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    const auto *input_at = static_cast<const std::byte *>(input) + t->data_offset;
     const int p = c->size, me = c->rank;
     int p2 = 1;
     while (p2 * 2 <= p)
         p2 *= 2;
     const int extra = p - p2;
-    // Fold: of the first 2*extra ranks, the even ones hand their data to the
-    // odd ones and wait for the result.
-    int vr;
-    if (me < 2 * extra) {
-        if (me % 2 == 0) {
-            if (int wrc = coll_send(*c, acc.data(), acc.size(), me + 1, kTagAllreduce))
-                return fail(cx, wrc);
-            vr = -1;
-        } else {
-            if (int wrc = coll_recv(*c, tmp.data(), tmp.size(), me - 1, kTagAllreduce))
-                return fail(cx, wrc);
-            reduce_apply(op, t->basic, tmp.data(), acc.data(), n);
-            vr = me / 2;
-        }
+    // Of the first 2*extra ranks, the even ones hand their data to the odd
+    // ones and wait for the result (fold); the others take part in the
+    // doubling as virtual rank vr.
+    const int vr = me < 2 * extra ? (me % 2 == 0 ? -1 : me / 2) : me - extra;
+    // Two arrays: mine (this rank's partial result) and other (a partner's
+    // data). A step with a lower partner leaves the result in other (the
+    // lower rank's data goes first), and the two swap; those are the steps
+    // whose bit is set in vr. Starting in the right one of them, the result
+    // ends in the receive buffer itself: no copy out, and only the scratch
+    // array is extra memory.
+    std::byte *scratch = c->scratch.get(dense ? bytes : 2 * bytes);
+    std::byte *result = dense ? static_cast<std::byte *>(recvbuf) + t->data_offset : scratch + bytes;
+    const bool odd_swaps = vr > 0 && std::popcount(static_cast<unsigned>(vr)) % 2 == 1;
+    std::byte *mine = odd_swaps ? scratch : result;
+    std::byte *other = odd_swaps ? result : scratch;
+    if (vr < 0 && dense) {   // folded in: hands its data over as it is
+        if (int wrc = coll_send(*c, input_at, bytes, me + 1, kTagAllreduce))
+            return fail(cx, wrc);
     } else {
-        vr = me - extra;
+        if (!dense || mine != input_at)
+            load(input, count, *t, mine, bytes);
+        if (vr < 0) {
+            if (int wrc = coll_send(*c, mine, bytes, me + 1, kTagAllreduce))
+                return fail(cx, wrc);
+        }
+    }
+    if (me < 2 * extra && vr >= 0) {
+        if (int wrc = coll_recv(*c, other, bytes, me - 1, kTagAllreduce))
+            return fail(cx, wrc);
+        reduce_apply(op, t->basic, other, mine, n);
     }
     if (vr >= 0) {
         for (int mask = 1; mask < p2; mask <<= 1) {
             const int pv = vr ^ mask;
             const int partner = pv < extra ? pv * 2 + 1 : pv + extra;
-            if (int wrc = coll_sendrecv(*c, acc.data(), acc.size(), partner, tmp.data(), tmp.size(), partner,
-                                        kTagAllreduce))
+            if (int wrc = coll_sendrecv(*c, mine, bytes, partner, other, bytes, partner, kTagAllreduce))
                 return fail(cx, wrc);
             // Apply in rank order so every rank computes the same value.
             if (partner < me) {
-                reduce_apply(op, t->basic, acc.data(), tmp.data(), n);
-                acc.swap(tmp);
+                reduce_apply(op, t->basic, mine, other, n);
+                std::swap(mine, other);
             } else {
-                reduce_apply(op, t->basic, tmp.data(), acc.data(), n);
+                reduce_apply(op, t->basic, other, mine, n);
             }
         }
     }
     if (me < 2 * extra) {
-        if (me % 2 == 1) {
-            if (int wrc = coll_send(*c, acc.data(), acc.size(), me - 1, kTagAllreduce))
+        if (vr >= 0) {
+            if (int wrc = coll_send(*c, mine, bytes, me - 1, kTagAllreduce))
                 return fail(cx, wrc);
-        } else if (int wrc = coll_recv(*c, acc.data(), acc.size(), me + 1, kTagAllreduce)) {
+        } else if (int wrc = coll_recv(*c, result, bytes, me + 1, kTagAllreduce)) {
             return fail(cx, wrc);
         }
     }
-    store(acc, recvbuf, count, *t);
+    if (!dense)
+        store(result, bytes, recvbuf, count, *t);
     return MPI_SUCCESS;
 }
 

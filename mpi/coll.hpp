@@ -151,24 +151,29 @@ inline int reduction_shape(const Ctx &cx, const Datatype &t, int count, MPI_Op o
     return MPI_SUCCESS;
 }
 
-// In: the dense bytes of count elements of t at buf (copied out).
-inline void load(const void *buf, int count, const Datatype &t, std::vector<std::byte> &out, size_t bytes)
+// Whether count elements of t at buf + t.data_offset already are the dense
+// array a reduction works on (then it works on the user's buffer itself).
+inline bool dense_as_is(const Datatype &t, int count)
 {
-    out.resize(bytes);
-    if (t.predefined || t.contiguous(count))
-        std::memcpy(out.data(), static_cast<const std::byte *>(buf) + t.data_offset,
-                    bytes);
-    else
-        pack(buf, count, t, out.data());
+    return t.predefined || t.contiguous(count);
 }
 
-inline void store(const std::vector<std::byte> &in, void *buf, int count, const Datatype &t)
+// In: the dense bytes of count elements of t at buf, into out.
+inline void load(const void *buf, int count, const Datatype &t, std::byte *out, size_t bytes)
 {
-    if (t.predefined || t.contiguous(count))
-        std::memcpy(static_cast<std::byte *>(buf) + t.data_offset, in.data(),
-                    in.size());
+    if (dense_as_is(t, count))
+        std::memcpy(out, static_cast<const std::byte *>(buf) + t.data_offset, bytes);
     else
-        unpack(in.data(), in.size(), buf, count, t);
+        pack(buf, count, t, out);
+}
+
+// Out: bytes of a dense array at in, into count elements of t at buf.
+inline void store(const std::byte *in, size_t bytes, void *buf, int count, const Datatype &t)
+{
+    if (dense_as_is(t, count))
+        std::memcpy(static_cast<std::byte *>(buf) + t.data_offset, in, bytes);
+    else
+        unpack(in, bytes, buf, count, t);
 }
 
 } // namespace weft::mpi::coll

@@ -4,6 +4,7 @@
 // logical and bitwise on integers (and bool); MINLOC/MAXLOC on the pairs.
 #include <complex>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -35,17 +36,34 @@ Family family(Basic b)
     }
 }
 
+// io[i] = f(io[i], in[i]) for every element, in blocks of a fixed count:
+// GCC's cost model at -O2 vectorizes a loop only when it needs neither a
+// run-time alias check (hence restrict) nor a scalar remainder (hence the
+// blocks). osu_allreduce's MPI_CHAR sum of 1 MiB took about 1 ms one byte
+// at a time. Callers with overlapping arrays copy `in` first (detached()).
+template <class T, class F>
+inline void each(const T *__restrict in, T *__restrict io, size_t n, F f)
+{
+    constexpr size_t kBlock = sizeof(T) >= 64 ? 1 : 64 / sizeof(T);
+    size_t i = 0;
+    for (; i + kBlock <= n; i += kBlock)
+        for (size_t j = 0; j < kBlock; ++j)
+            io[i + j] = f(io[i + j], in[i + j]);
+    for (; i < n; ++i)
+        io[i] = f(io[i], in[i]);
+}
+
 template <class T>
 void arith(MPI_Op op, const T *in, T *io, size_t n)
 {
     switch (op) {
-    case MPI_SUM: for (size_t i = 0; i < n; ++i) io[i] = static_cast<T>(io[i] + in[i]); break;
-    case MPI_PROD: for (size_t i = 0; i < n; ++i) io[i] = static_cast<T>(io[i] * in[i]); break;
-    case MPI_MAX: for (size_t i = 0; i < n; ++i) if (in[i] > io[i]) io[i] = in[i]; break;
-    case MPI_MIN: for (size_t i = 0; i < n; ++i) if (in[i] < io[i]) io[i] = in[i]; break;
-    case MPI_LAND: for (size_t i = 0; i < n; ++i) io[i] = static_cast<T>(io[i] && in[i]); break;
-    case MPI_LOR: for (size_t i = 0; i < n; ++i) io[i] = static_cast<T>(io[i] || in[i]); break;
-    case MPI_LXOR: for (size_t i = 0; i < n; ++i) io[i] = static_cast<T>(!io[i] != !in[i]); break;
+    case MPI_SUM: each(in, io, n, [](T a, T b) { return static_cast<T>(a + b); }); break;
+    case MPI_PROD: each(in, io, n, [](T a, T b) { return static_cast<T>(a * b); }); break;
+    case MPI_MAX: each(in, io, n, [](T a, T b) { return b > a ? b : a; }); break;
+    case MPI_MIN: each(in, io, n, [](T a, T b) { return b < a ? b : a; }); break;
+    case MPI_LAND: each(in, io, n, [](T a, T b) { return static_cast<T>(a && b); }); break;
+    case MPI_LOR: each(in, io, n, [](T a, T b) { return static_cast<T>(a || b); }); break;
+    case MPI_LXOR: each(in, io, n, [](T a, T b) { return static_cast<T>(!a != !b); }); break;
     default: break;
     }
 }
@@ -54,9 +72,9 @@ template <class T>
 void bits(MPI_Op op, const T *in, T *io, size_t n)
 {
     switch (op) {
-    case MPI_BAND: for (size_t i = 0; i < n; ++i) io[i] = static_cast<T>(io[i] & in[i]); break;
-    case MPI_BOR: for (size_t i = 0; i < n; ++i) io[i] = static_cast<T>(io[i] | in[i]); break;
-    case MPI_BXOR: for (size_t i = 0; i < n; ++i) io[i] = static_cast<T>(io[i] ^ in[i]); break;
+    case MPI_BAND: each(in, io, n, [](T a, T b) { return static_cast<T>(a & b); }); break;
+    case MPI_BOR: each(in, io, n, [](T a, T b) { return static_cast<T>(a | b); }); break;
+    case MPI_BXOR: each(in, io, n, [](T a, T b) { return static_cast<T>(a ^ b); }); break;
     default: arith(op, in, io, n);
     }
 }
@@ -65,9 +83,23 @@ template <class T>
 void cplx(MPI_Op op, const T *in, T *io, size_t n)
 {
     if (op == MPI_SUM)
-        for (size_t i = 0; i < n; ++i) io[i] += in[i];
+        each(in, io, n, [](T a, T b) { return a + b; });
     else if (op == MPI_PROD)
-        for (size_t i = 0; i < n; ++i) io[i] *= in[i];
+        each(in, io, n, [](T a, T b) { return a * b; });
+}
+
+// in itself, or (when its n elements overlap io's) a copy of it in *copy.
+template <class T>
+const T *detached(const void *in, const void *io, size_t n, std::unique_ptr<T[]> *copy)
+{
+    const auto *a = static_cast<const std::byte *>(in);
+    const auto *b = static_cast<const std::byte *>(io);
+    const size_t bytes = n * sizeof(T);
+    if (a + bytes <= b || b + bytes <= a)
+        return static_cast<const T *>(in);
+    *copy = std::make_unique_for_overwrite<T[]>(n);
+    std::memcpy(copy->get(), in, bytes);
+    return copy->get();
 }
 
 template <class V>
@@ -92,12 +124,21 @@ void loc(MPI_Op op, const void *in_, void *io_, size_t n)
 // Integers get the bitwise operations too; callers pass aligned arrays of T
 // (the collectives' own copies).
 template <class T>
-void typed(MPI_Op op, const void *in, void *io, size_t n)
+void typed(MPI_Op op, const void *in_, void *io, size_t n)
 {
+    std::unique_ptr<T[]> copy;
+    const T *in = detached<T>(in_, io, n, &copy);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-        bits(op, static_cast<const T *>(in), static_cast<T *>(io), n);
+        bits(op, in, static_cast<T *>(io), n);
     else
-        arith(op, static_cast<const T *>(in), static_cast<T *>(io), n);
+        arith(op, in, static_cast<T *>(io), n);
+}
+
+template <class T>
+void typed_cplx(MPI_Op op, const void *in_, void *io, size_t n)
+{
+    std::unique_ptr<T[]> copy;
+    cplx(op, detached<T>(in_, io, n, &copy), static_cast<T *>(io), n);
 }
 
 } // namespace
@@ -154,16 +195,9 @@ void reduce_apply(MPI_Op op, Basic b, const void *in, void *io, size_t n)
     case Basic::Float: typed<float>(op, in, io, n); break;
     case Basic::Double: typed<double>(op, in, io, n); break;
     case Basic::LongDouble: typed<long double>(op, in, io, n); break;
-    case Basic::FloatComplex:
-        cplx(op, static_cast<const std::complex<float> *>(in), static_cast<std::complex<float> *>(io), n);
-        break;
-    case Basic::DoubleComplex:
-        cplx(op, static_cast<const std::complex<double> *>(in), static_cast<std::complex<double> *>(io), n);
-        break;
-    case Basic::LongDoubleComplex:
-        cplx(op, static_cast<const std::complex<long double> *>(in), static_cast<std::complex<long double> *>(io),
-             n);
-        break;
+    case Basic::FloatComplex: typed_cplx<std::complex<float>>(op, in, io, n); break;
+    case Basic::DoubleComplex: typed_cplx<std::complex<double>>(op, in, io, n); break;
+    case Basic::LongDoubleComplex: typed_cplx<std::complex<long double>>(op, in, io, n); break;
     case Basic::FloatInt: loc<float>(op, in, io, n); break;
     case Basic::DoubleInt: loc<double>(op, in, io, n); break;
     case Basic::LongInt: loc<long>(op, in, io, n); break;

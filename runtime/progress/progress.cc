@@ -113,8 +113,11 @@ void ProgressEngine::idle(int idle_passes)
         sched_yield();
         return;
     case ProgressMode::Block:
-        if (idle_passes < kSpinBeforeBlock)
+        if (idle_passes < kSpinBeforeBlock) {
+            ++yields_;
+            sched_yield();
             return;
+        }
         // Sources that arm their wake-ups only when asked (btl/scif) are
         // asked now; one with work already means no sleep.
         for (const Source &s : sources_)

@@ -10,9 +10,9 @@
 //         instead of each spinning a whole time slice per message (4-7 ms
 //         per message, measured); alone on its core, a yield returns at once;
 //  yield  sched_yield() between idle polls: fair when processes share cores;
-//  block  after a short spin, sleep in epoll on the sources' descriptors
-//         (wait_fd); only possible when every source has one, otherwise
-//         it behaves as yield.
+//  block  yield for a while, then sleep in epoll on the sources'
+//         descriptors (wait_fd); only possible when every source has one,
+//         otherwise it behaves as yield.
 // "auto" (the default) is busy unless the node is oversubscribed (more
 // local processes than cores), then block (or yield).
 #pragma once
@@ -103,9 +103,15 @@ public:
     }
 
 private:
-    // Idle passes before a blocking engine sleeps: a reply that is already
-    // on its way costs a spin, not a wake-up (~35 us on this kind of VM).
-    static constexpr int kSpinBeforeBlock = 64;
+    // Idle passes before a blocking engine sleeps, each of them a
+    // sched_yield: block is what auto picks when processes outnumber cores,
+    // where the peer a rank waits for is often the process that needs its
+    // core. A reply on its way then costs a yield (a few us), not a
+    // wake-up from epoll (~30 us): 4 ranks on 2 cores, osu_barrier 30 ->
+    // 4-6 us (Open MPI, which yields when oversubscribed: 3-4 us). A rank
+    // alone on its core gets each yield back at once, so it sleeps after
+    // a few hundred microseconds.
+    static constexpr int kSpinBeforeBlock = 256;
     // Idle passes before a busy engine starts to yield: a reply already on
     // its way (a small-message round trip is a few passes) costs no system
     // call; 64 passes are tens of microseconds, well under a time slice.

@@ -38,7 +38,7 @@ std::vector<params::Definition> param_definitions()
                         "(lowest latency, a core per process) and yields after a long idle spin "
                         "(ranks that share a core unknowingly hand it over), 'yield' gives the core away "
                         "between polls, 'block' sleeps on the transports' descriptors after a "
-                        "short spin (yield when a transport has none), 'auto' is busy unless the "
+                        "few hundred yielding polls (yield when a transport has none), 'auto' is busy unless the "
                         "node is oversubscribed (more local processes than cores), then block.");
     progress.enumerators = {"auto", "busy", "yield", "block"};
     out.push_back(progress);

@@ -143,6 +143,11 @@ tests_mpi_coll_nb_SOURCES = tests/mpi/coll_nb.c tests/mpi/mtest.h
 tests_mpi_coll_nb_CPPFLAGS = $(mpi_test_cppflags)
 tests_mpi_coll_nb_LDADD = libweft_mpi.la libweft.la
 tests_mpi_coll_nb_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/coll_scratch
+tests_mpi_coll_scratch_SOURCES = tests/mpi/coll_scratch.c tests/mpi/mtest.h
+tests_mpi_coll_scratch_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_coll_scratch_LDADD = libweft_mpi.la libweft.la
+tests_mpi_coll_scratch_LDFLAGS = $(mpi_test_ldflags)
 # A measurement, not a test: how much of MPI_Iallreduce / MPI_Ialltoall
 # hides behind computation (as OSU's overlap column).
 check_PROGRAMS += tests/mpi/nbc_overlap

@@ -50,6 +50,7 @@ thread_multiple  1
 # (collectives)
 coll_ops         1
 coll_nb          1
+coll_scratch     1
 
 # (communicators, topologies, attributes)
 attr             1
