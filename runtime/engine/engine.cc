@@ -17,7 +17,9 @@ Engine *Engine::current_ = nullptr;
 
 Engine::Engine(Host &host, const Config &config)
     : host_(host), progress_(host.progress()), log_(host.logger()), portals_(config.my_rank, config.job_size),
-      peers_(host, host.logger(), config),
+      counters_(std::make_shared<CounterPage>(config.my_rank, config.job_size, config.counter_modules,
+                                              config.job_id)),
+      peers_(host, host.logger(), config, *counters_),
       my_rank_(config.my_rank),
       job_size_(config.job_size), eager_limit_cap_(config.eager_limit_cap), eager_window_(config.eager_window),
       chunk_(config.chunk), rndv_rdma_(config.rndv_rdma), rndv_split_(config.rndv_split),
@@ -142,18 +144,23 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
         }
         rc = peers_.send_frame(ps, wire::bytes_of(r), rkey);
         if (rc == WEFT_SUCCESS) {
+            if (!op->sync && op->length <= ps.eager_limit)
+                ++ps.counters->credit_stalls;   // eager but for the window
             op->rendezvous = true;
             op->state = Op::State::WaitFin;
             return true;
         }
     }
-    if (rc == WEFT_ERR_AGAIN)
+    if (rc == WEFT_ERR_AGAIN) {
+        ++ps.counters->again;
         return false;
+    }
     if (rc != WEFT_SUCCESS) {
         complete_op(op, rc, 0);
         return true;
     }
     ps.eager_outstanding += op->length;
+    count_sent(ps.counters, WEFT_PROTO_EAGER, op->length);
     if (op->ack) {
         // The data is out: the source may be reused; the ACK comes later.
         if (op->md)
@@ -190,8 +197,11 @@ bool Engine::continue_data(PeerTraffic &ps, Op *op)
             rc = send_data(ep, d, std::span(op->data + op->sent, n));
             if (rc == WEFT_ERR_AGAIN)
                 tried |= 1u << k;
-            else if (rc == WEFT_SUCCESS && ps.rail_bytes.size() > k)
+            else if (rc == WEFT_SUCCESS && ps.rail_bytes.size() > k) {
                 ps.rail_bytes[k] += n;
+                if (k < WEFT_COUNTERS_RAILS)
+                    ps.counters->rail_bytes[k] += n;
+            }
         }
         if (rc != WEFT_SUCCESS) {
             complete_op(op, rc, op->sent);

@@ -10,8 +10,8 @@
 
 namespace weft::engine {
 
-Peers::Peers(Host &host, log::Logger &log, const Config &config)
-    : host_(host), log_(log), job_size_(config.job_size), eager_limit_cap_(config.eager_limit_cap),
+Peers::Peers(Host &host, log::Logger &log, const Config &config, CounterPage &counters)
+    : host_(host), log_(log), counters_(counters), job_size_(config.job_size), eager_limit_cap_(config.eager_limit_cap),
       eager_window_(config.eager_window), chunk_(config.chunk), peers_(config.job_size)
 {
 }
@@ -45,6 +45,7 @@ PeerTraffic &Peers::slot(uint32_t rank)
     if (!slot) {
         slot = std::make_unique<PeerTraffic>();
         slot->rank = rank;
+        slot->counters = &counters_.peer(rank);
     }
     return *slot;
 }
@@ -175,6 +176,7 @@ void Peers::consume_credit_slow(uint32_t src, size_t bytes)
     if (src >= job_size_ || bytes == 0)
         return;
     PeerTraffic &ps = slot(src);
+    count_received(ps.counters, WEFT_PROTO_EAGER, bytes);
     ps.consumed_unreported += bytes;
     if (ps.consumed_unreported >= eager_window_ / 4) {
         wire::Credit c{};

@@ -198,6 +198,7 @@ bool Engine::take_arrived(Request *r)
     Unexpected *u = portals_.take_unexpected(WEFT_PT_TAGGED, r->source, r->bits, r->ignore);
     if (!u)
         return false;
+    count_unexpected_out(counters_->process());
     if (u->info.type == wire::Type::Eager)
         land_eager(r, u->info.source, u->info.match_bits, u->data());
     else

@@ -54,6 +54,7 @@ void Engine::on_frame(weft_btl_endpoint_t *ep, const void *data, size_t len)
 void Engine::reject(uint32_t src, const std::string &why)
 {
     ++rejected_;
+    counters_->process().rejected = rejected_;
     if (rejected_ <= 8 || log_.enabled("engine", WEFT_LOG_DEBUG))
         log_.write("engine", "base", WEFT_LOG_WARN,
                    "dropped a malformed frame from rank " + std::to_string(src) + ": " + why);
@@ -140,10 +141,12 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
         Portal &pt = portals_.portal(u.portal);
         (pt.uq_tail ? pt.uq_tail->next : pt.uq_head) = q;
         pt.uq_tail = q;
+        count_unexpected_in(counters_->process(), counters_->peer(u.source));
         return;
     }
     // Nothing wants it: dropped, and the initiator learns why if it asked.
     ++dropped_;
+    counters_->process().dropped = dropped_;
     if (dropped_ == 1)
         log_.write("engine", "base", WEFT_LOG_WARN,
                    "dropped a put from rank " + std::to_string(u.source) + " to portal " +
@@ -172,6 +175,7 @@ void Engine::drain_unexpected_into(Me *me)
         (prev ? prev->next : pt.uq_head) = u->next;
         if (pt.uq_tail == u)
             pt.uq_tail = prev;
+        count_unexpected_out(counters_->process());
         const bool last = md->threshold == 1;
         deliver(md, u->info, u->data());
         unexpected_.free(u);
@@ -234,6 +238,7 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
     in->mlength = mlength;
     in->ack = want_ack && !ack_disabled;
     in->portal = portal;
+    in->matched_ns = counter_clock_ns();
     ++md->pending;
     weft_btl_endpoint_t *ep = u.ep;
     if (mlength == 0) {
@@ -259,6 +264,8 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
             return;
         }
         in->parts = 0;
+        in->ep = nullptr;   // no get of ours is left: the data comes in chunks
+        ++counters_->peer(in->source).rdma_fallbacks;
         // The RDMA read could not start: ask for the data in chunks instead.
     }
     wire::Cts c{};
@@ -364,6 +371,11 @@ void Engine::finish_incoming(Incoming *in, int status)
     }
     Md *md = in->md;
     const size_t mlength = status == WEFT_SUCCESS ? in->mlength : 0;
+    if (status == WEFT_SUCCESS) {
+        weft_peer_counters_t &c = counters_->peer(in->source);
+        count_received(&c, in->ep ? WEFT_PROTO_RNDV_RDMA : WEFT_PROTO_RNDV_CHUNKS, in->rlength);
+        c.rndv_ns += counter_clock_ns() - in->matched_ns;
+    }
     // Fin also carries the ACK the initiator may have asked for.
     peers_.send_control_to(in->source,
                     wire::bytes_of(make_ack(wire::Type::Fin, in->op, status, mlength, in->offset, !in->ack)));
@@ -407,6 +419,10 @@ void Engine::handle_ack(const wire::Frame &f, bool fin)
         return;
     }
     op->ack_offset = a.offset;
+    if (fin && a.status == WEFT_SUCCESS) {
+        count_sent(&counters_->peer(op->target), op->granted ? WEFT_PROTO_RNDV_CHUNKS : WEFT_PROTO_RNDV_RDMA,
+                   op->length);
+    }
     if (a.flags & wire::kAckNoEvent)
         op->ack = false;   // the target's MD disabled ACKs
     // For a rendezvous put the Fin ends it (and answers an ACK request).
