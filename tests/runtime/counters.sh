@@ -106,5 +106,36 @@ for victim in rank weftrun; do
     if [ -z "$why" ]; then pass "$t"; else fail "$t" "$why"; fi
 done
 
+# --- weft_top --json on a running 4-rank job ---------------------------------
+t="weft_top-json"
+top=$builddir/weft_top
+if [ -x "$top" ]; then
+    env TMPDIR="$jobtmp" timeout -k 5 $limit sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$root/pid" \
+        "$weftrun" -np 4 --oversubscribe --mca btl self,tcp "$prog" hold >"$out" 2>"$err" &
+    bg=$!
+    why=
+    wait_for "$out" "pid [0-9]" 4 || why="$why the ranks never got to hold;"
+    session=$(ls -d "$jobtmp"/weftrun.* 2>/dev/null | head -n 1)
+    timeout 60 "$top" --json --count 3 --interval 200 "$session" >"$root/top" 2>>"$err" ||
+        why="$why weft_top failed;"
+    [ "$(wc -l <"$root/top")" = 3 ] || why="$why weft_top printed $(wc -l <"$root/top") lines, not 3;"
+    tick=0
+    while read -r line; do
+        ranks=$(printf '%s\n' "$line" | grep -o '"rank":[0-9]*' | tr '\n' ' ')
+        [ "$ranks" = '"rank":0 "rank":1 "rank":2 "rank":3 ' ] || why="$why tick $tick has ranks '$ranks';"
+        printf '%s\n' "$line" | grep -q "\"tick\":$tick," || why="$why line $tick is not tick $tick;"
+        tick=$((tick + 1))
+    done <"$root/top"
+    # Rank 0 sent rank 1 all it will: its peer 1 shows the exchange's messages.
+    head -n 1 "$root/top" | grep -q '"rank":0,[^]]*"peer":1,"transport":"tcp' ||
+        why="$why rank 0's peer 1 is not on tcp in the first tick;"
+    kill -TERM "$(cat "$root/pid")"
+    { wait $bg; } 2>/dev/null
+    if [ -z "$why" ]; then pass "$t"; else fail "$t" "$why"; sed 's/^/    /' "$root/top"; fi
+    rm -rf "$jobtmp"/weftrun.*
+else
+    skip "$t" "weft_top is not built"
+fi
+
 [ $failures = 0 ] && exit 0
 exit 1
