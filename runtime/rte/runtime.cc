@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/engine.hpp"
+#include "rte/report.hpp"
 #include "log/log.hpp"
 
 namespace weft::rt {
@@ -344,6 +345,13 @@ Status Runtime::finalize()
     Status drained;
     if (rt.engine_)
         drained = rt.engine_->drain();
+    // The report's gather, while every rank still has its engine (collective).
+    if (rt.engine_ && rt.counters_ && rt.fw_) {
+        const std::string report = rt.fw_->params().find("rte_base_report")->as_string();
+        if (!report.empty())
+            if (Status st = gather_report(*rt.engine_, *rt.counters_, report); !st.ok())
+                rt.fw_->logger().write("rte", "base", WEFT_LOG_WARN, st.message());
+    }
     // Nobody disconnects before everybody is done: a peer may still be
     // reading what this process sent, and a transport may still hold some
     // of it. The fence runs while this process keeps its transports (and

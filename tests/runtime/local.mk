@@ -44,3 +44,6 @@ tests_runtime_weft_counters_LDADD = libweft.la
 tests_runtime_weft_counters_LDFLAGS = $(AM_LDFLAGS) -no-install
 TESTS += tests/runtime/counters.sh
 EXTRA_DIST += tests/runtime/counters.sh
+# weftrun --report: a golden of a deterministic job (report.sh).
+TESTS += tests/runtime/report.sh
+EXTRA_DIST += tests/runtime/report.sh
