@@ -16,7 +16,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -44,12 +43,39 @@ struct Category {
     std::vector<int> cvars, pvars, children;
 };
 
+// Objects handed out as MPI_T handles: owned here, known by address, so
+// a stale or foreign handle is refused rather than followed.
+template <class T>
+class Handles {
+public:
+    T *add(std::unique_ptr<T> p)
+    {
+        T *raw = p.get();
+        owned_.emplace(raw, std::move(p));
+        return raw;
+    }
+    bool contains(T *p) const { return owned_.contains(p); }
+    // Frees *h and sets it to NULL (the MPI_T *_NULL handles); false when
+    // *h is not one of these.
+    bool release(T **h)
+    {
+        if (!h || !owned_.erase(*h))
+            return false;
+        *h = nullptr;
+        return true;
+    }
+    void clear() { owned_.clear(); }
+
+private:
+    std::map<T *, std::unique_ptr<T>> owned_;
+};
+
 struct ToolState {
     std::mutex mutex;
     int users = 0;               // MPI_T_init_thread calls not yet finalized
     std::vector<Category> categories;
-    std::set<weft_mpi_t_session *> sessions;
-    std::set<weft_mpi_t_cvar *> cvar_handles;
+    Handles<weft_mpi_t_session> sessions;
+    Handles<weft_mpi_t_cvar> cvar_handles;
 };
 ToolState &state()
 {
@@ -241,10 +267,6 @@ int PMPI_T_finalize(void)
     MPI_T_CHECK_INIT;
     ToolState &s = state();
     if (--s.users == 0) {
-        for (weft_mpi_t_session *x : s.sessions)
-            delete x;
-        for (weft_mpi_t_cvar *x : s.cvar_handles)
-            delete x;
         s.sessions.clear();
         s.cvar_handles.clear();
         s.categories.clear();
@@ -327,10 +349,8 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *, MPI_T_cvar_handle *handle, 
     if (!handle || !count)
         return MPI_ERR_ARG;
     const MPI_Datatype t = cvar_type(d.type);
-    auto *h = new weft_mpi_t_cvar{cvar_index, t, t == MPI_CHAR ? kCvarText : 1};
-    state().cvar_handles.insert(h);
-    *handle = h;
-    *count = h->count;
+    *count = t == MPI_CHAR ? kCvarText : 1;
+    *handle = state().cvar_handles.add(std::make_unique<weft_mpi_t_cvar>(weft_mpi_t_cvar{cvar_index, t, *count}));
     return MPI_SUCCESS;
 }
 
@@ -338,11 +358,7 @@ WEFT_MPI_WEAK(T_cvar_handle_free)
 int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
     MPI_T_CHECK_INIT;
-    if (!handle || !state().cvar_handles.erase(*handle))
-        return MPI_T_ERR_INVALID_HANDLE;
-    delete *handle;
-    *handle = MPI_T_CVAR_HANDLE_NULL;
-    return MPI_SUCCESS;
+    return state().cvar_handles.release(handle) ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
 }
 
 WEFT_MPI_WEAK(T_cvar_read)
@@ -457,8 +473,7 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
     MPI_T_CHECK_INIT;
     if (!session)
         return MPI_ERR_ARG;
-    *session = new weft_mpi_t_session;
-    state().sessions.insert(*session);
+    *session = state().sessions.add(std::make_unique<weft_mpi_t_session>());
     return MPI_SUCCESS;
 }
 
@@ -466,11 +481,7 @@ WEFT_MPI_WEAK(T_pvar_session_free)
 int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
     MPI_T_CHECK_INIT;
-    if (!session || !state().sessions.erase(*session))
-        return MPI_T_ERR_INVALID_SESSION;
-    delete *session;
-    *session = MPI_T_PVAR_SESSION_NULL;
-    return MPI_SUCCESS;
+    return state().sessions.release(session) ? MPI_SUCCESS : MPI_T_ERR_INVALID_SESSION;
 }
 
 WEFT_MPI_WEAK(T_pvar_handle_alloc)

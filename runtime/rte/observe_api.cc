@@ -258,7 +258,8 @@ int weft_counter_read(int index, uint32_t which, uint64_t *value)
         base = reinterpret_cast<const std::byte *>(&page->module(which).btl);
         break;
     }
-    std::memcpy(value, base + c.offset, sizeof *value);
+    // Relaxed: MPI_T may read while another thread's engine counts.
+    *value = __atomic_load_n(reinterpret_cast<const uint64_t *>(base + c.offset), __ATOMIC_RELAXED);
     return WEFT_SUCCESS;
 }
 
