@@ -4,8 +4,10 @@
 // before MPI_Init: weft reads them there), performance variables its
 // counters (continuous, read-only; per communicator rank where they are
 // per peer, per module for the btl's), categories one per framework and
-// one per component. It works before MPI_Init and after MPI_Finalize; it
-// keeps its own lock, apart from the MPI layer's.
+// one per component. It works before MPI_Init and after MPI_Finalize.
+// Every call takes the MPI layer's guard (under MPI_THREAD_MULTIPLE the
+// engine counts under it, so a pvar read never races a count), then
+// MPI_T's own lock, which also covers the calls made before MPI_Init.
 #include <mpi.h>
 #include <weft.h>
 
@@ -249,6 +251,7 @@ extern "C" {
 WEFT_MPI_WEAK(T_init_thread)
 int PMPI_T_init_thread(int required, int *provided)
 {
+    MPI_THREAD_GUARD;
     ToolState &s = state();
     std::lock_guard lock(s.mutex);
     if (s.users == 0) {
@@ -264,6 +267,7 @@ int PMPI_T_init_thread(int required, int *provided)
 WEFT_MPI_WEAK(T_finalize)
 int PMPI_T_finalize(void)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     ToolState &s = state();
     if (--s.users == 0) {
@@ -280,6 +284,7 @@ int PMPI_T_finalize(void)
 WEFT_MPI_WEAK(T_enum_get_info)
 int PMPI_T_enum_get_info(MPI_T_enum, int *, char *, int *)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     return MPI_T_ERR_INVALID_HANDLE;
 }
@@ -287,6 +292,7 @@ int PMPI_T_enum_get_info(MPI_T_enum, int *, char *, int *)
 WEFT_MPI_WEAK(T_enum_get_item)
 int PMPI_T_enum_get_item(MPI_T_enum, int, int *, char *, int *)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     return MPI_T_ERR_INVALID_HANDLE;
 }
@@ -294,6 +300,7 @@ int PMPI_T_enum_get_item(MPI_T_enum, int, int *, char *, int *)
 WEFT_MPI_WEAK(T_cvar_get_num)
 int PMPI_T_cvar_get_num(int *num_cvar)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!num_cvar)
         return MPI_ERR_ARG;
@@ -305,6 +312,7 @@ WEFT_MPI_WEAK(T_cvar_get_info)
 int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype,
                          MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     weft_param_desc_t d;
     if (!param_desc(cvar_index, &d))
@@ -326,6 +334,7 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
 WEFT_MPI_WEAK(T_cvar_get_index)
 int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!name || !cvar_index)
         return MPI_ERR_ARG;
@@ -342,6 +351,7 @@ int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 WEFT_MPI_WEAK(T_cvar_handle_alloc)
 int PMPI_T_cvar_handle_alloc(int cvar_index, void *, MPI_T_cvar_handle *handle, int *count)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     weft_param_desc_t d;
     if (!param_desc(cvar_index, &d))
@@ -357,6 +367,7 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *, MPI_T_cvar_handle *handle, 
 WEFT_MPI_WEAK(T_cvar_handle_free)
 int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     return state().cvar_handles.release(handle) ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
 }
@@ -364,6 +375,7 @@ int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 WEFT_MPI_WEAK(T_cvar_read)
 int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!state().cvar_handles.contains(handle))
         return MPI_T_ERR_INVALID_HANDLE;
@@ -389,6 +401,7 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 WEFT_MPI_WEAK(T_cvar_write)
 int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!state().cvar_handles.contains(handle))
         return MPI_T_ERR_INVALID_HANDLE;
@@ -419,6 +432,7 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 WEFT_MPI_WEAK(T_pvar_get_num)
 int PMPI_T_pvar_get_num(int *num_pvar)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!num_pvar)
         return MPI_ERR_ARG;
@@ -431,6 +445,7 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
                          MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind,
                          int *readonly, int *continuous, int *atomic)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     weft_counter_desc_t d;
     if (!counter_desc(pvar_index, &d))
@@ -454,6 +469,7 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
 WEFT_MPI_WEAK(T_pvar_get_index)
 int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!name || !pvar_index)
         return MPI_ERR_ARG;
@@ -470,6 +486,7 @@ int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 WEFT_MPI_WEAK(T_pvar_session_create)
 int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!session)
         return MPI_ERR_ARG;
@@ -480,6 +497,7 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
 WEFT_MPI_WEAK(T_pvar_session_free)
 int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     return state().sessions.release(session) ? MPI_SUCCESS : MPI_T_ERR_INVALID_SESSION;
 }
@@ -488,6 +506,7 @@ WEFT_MPI_WEAK(T_pvar_handle_alloc)
 int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle,
                              int *count)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!state().sessions.contains(session))
         return MPI_T_ERR_INVALID_SESSION;
@@ -523,6 +542,7 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
 WEFT_MPI_WEAK(T_pvar_handle_free)
 int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!state().sessions.contains(session))
         return MPI_T_ERR_INVALID_SESSION;
@@ -537,6 +557,7 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
 WEFT_MPI_WEAK(T_pvar_start)
 int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!state().sessions.contains(session))
         return MPI_T_ERR_INVALID_SESSION;
@@ -548,12 +569,14 @@ int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 WEFT_MPI_WEAK(T_pvar_stop)
 int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    MPI_THREAD_GUARD;
     return PMPI_T_pvar_start(session, handle);
 }
 
 WEFT_MPI_WEAK(T_pvar_read)
 int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!state().sessions.contains(session))
         return MPI_T_ERR_INVALID_SESSION;
@@ -568,6 +591,7 @@ int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void 
 WEFT_MPI_WEAK(T_pvar_write)
 int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!state().sessions.contains(session))
         return MPI_T_ERR_INVALID_SESSION;
@@ -581,6 +605,7 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, cons
 WEFT_MPI_WEAK(T_pvar_reset)
 int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!state().sessions.contains(session))
         return MPI_T_ERR_INVALID_SESSION;
@@ -598,6 +623,7 @@ int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 WEFT_MPI_WEAK(T_pvar_readreset)
 int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!state().sessions.contains(session))
         return MPI_T_ERR_INVALID_SESSION;
@@ -614,6 +640,7 @@ int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, 
 WEFT_MPI_WEAK(T_category_get_num)
 int PMPI_T_category_get_num(int *num_cat)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!num_cat)
         return MPI_ERR_ARG;
@@ -625,6 +652,7 @@ WEFT_MPI_WEAK(T_category_get_info)
 int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars,
                              int *num_pvars, int *num_categories)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     const auto &cats = state().categories;
     if (cat_index < 0 || static_cast<size_t>(cat_index) >= cats.size())
@@ -641,6 +669,7 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
 WEFT_MPI_WEAK(T_category_get_index)
 int PMPI_T_category_get_index(const char *name, int *cat_index)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!name || !cat_index)
         return MPI_ERR_ARG;
@@ -657,6 +686,7 @@ int PMPI_T_category_get_index(const char *name, int *cat_index)
     WEFT_MPI_WEAK(T_category_get_##fn)                                                                     \
     int PMPI_T_category_get_##fn(int cat_index, int len, int indices[])                                    \
     {                                                                                                      \
+        MPI_THREAD_GUARD;                                                                                  \
         MPI_T_CHECK_INIT;                                                                                  \
         const auto &cats = state().categories;                                                             \
         if (cat_index < 0 || static_cast<size_t>(cat_index) >= cats.size())                                \
@@ -673,6 +703,7 @@ WEFT_MPI_T_CATEGORY_LIST(categories, children)
 WEFT_MPI_WEAK(T_category_changed)
 int PMPI_T_category_changed(int *stamp)
 {
+    MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
     if (!stamp)
         return MPI_ERR_ARG;
