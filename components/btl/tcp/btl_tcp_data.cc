@@ -133,10 +133,7 @@ int TcpModule::disconnect(TcpEndpoint &ep)
 
 void TcpModule::report(TcpEndpoint &ep, weft_btl_ep_state_t state, int status, const std::string &why)
 {
-    if (state == WEFT_BTL_EP_CONNECTED)
-        ++counters().connects;
-    else if (state == WEFT_BTL_EP_FAILED)
-        count_failure(why.c_str());
+    count_state(state, why.c_str());
     reports_.push_back({&ep, state, status, why});
 }
 

@@ -118,6 +118,14 @@ public:
         ++counters_->failures;
         std::snprintf(counters_->last_failure, sizeof counters_->last_failure, "%s", reason ? reason : "");
     }
+    // An endpoint's new state, counted (connects; failures with why).
+    void count_state(weft_btl_ep_state_t state, const char *why) noexcept
+    {
+        if (state == WEFT_BTL_EP_CONNECTED)
+            ++counters_->connects;
+        else if (state == WEFT_BTL_EP_FAILED)
+            count_failure(why);
+    }
     // WEFT_ERR_AGAIN, counted: for the module's own "no room now" answers.
     int again() noexcept
     {

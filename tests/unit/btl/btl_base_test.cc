@@ -249,9 +249,13 @@ TEST_F(BtlBase, CountersMoveIntoTheAttachedBlock)
     EXPECT_EQ(block.again, 1u);
     EXPECT_EQ(block.failures, 1u);
     EXPECT_STREQ(block.last_failure, "the peer went away");
-    ++toy.counters().connects;
+    toy.count_state(WEFT_BTL_EP_CONNECTED, "");
+    toy.count_state(WEFT_BTL_EP_CLOSED, "bye");
+    toy.count_state(WEFT_BTL_EP_FAILED, "reset by peer");
     toy.again();
     EXPECT_EQ(block.connects, 1u);
+    EXPECT_EQ(block.failures, 2u);
+    EXPECT_STREQ(block.last_failure, "reset by peer");
     EXPECT_EQ(block.again, 2u);
     EXPECT_EQ(&toy.counters(), &block);
 
