@@ -25,6 +25,9 @@ libweft_mpi_la_SOURCES += \
 	mpi/compat.cc \
 	mpi/threads.cc
 
+# The tool information interface (MPI_T: parameters and counters):
+libweft_mpi_la_SOURCES += mpi/tool.cc
+
 # Collectives (blocking, nonblocking, persistent) and operations:
 libweft_mpi_la_SOURCES += mpi/coll.hpp mpi/coll_sched.hpp mpi/coll_sched.cc mpi/coll_build.cc mpi/coll_nb.cc
 

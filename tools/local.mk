@@ -4,3 +4,4 @@
 # and weft_info, which shows what the framework knows (it links libweft).
 include $(srcdir)/tools/weftrun/local.mk
 include $(srcdir)/tools/weft_info/local.mk
+include $(srcdir)/tools/weft_top/local.mk

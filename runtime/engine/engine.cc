@@ -16,9 +16,11 @@ Engine *Engine::current_ = nullptr;
 
 Engine::Engine(Host &host, const Config &config)
     : host_(host), progress_(host.progress()), log_(host.logger()), portals_(config.my_rank, config.job_size),
-      peers_(host, host.logger(), config), matching_(portals_), my_rank_(config.my_rank), job_size_(config.job_size),
-      eager_window_(config.eager_window), chunk_(config.chunk), finalize_timeout_(config.finalize_timeout),
-      rendezvous_(host, portals_, peers_, ops_, config)
+      counters_(std::make_shared<CounterPage>(config.my_rank, config.job_size, config.counter_modules,
+                                              config.job_id)),
+      peers_(host, host.logger(), config, *counters_), matching_(portals_), my_rank_(config.my_rank),
+      job_size_(config.job_size), eager_window_(config.eager_window), chunk_(config.chunk),
+      finalize_timeout_(config.finalize_timeout), rendezvous_(host, portals_, peers_, ops_, *counters_, config)
 {
 }
 
@@ -115,16 +117,22 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
         rc = peers_.send_frame(ps, wire::bytes_of(p), data);
     } else {
         rc = rendezvous_.send_rts(ps, op);
-        if (rc == WEFT_SUCCESS)
+        if (rc == WEFT_SUCCESS) {
+            if (!op->sync && op->length <= ps.eager_limit)
+                ++ps.counters->credit_stalls;   // eager but for the window
             return true;   // the Fin completes it
+        }
     }
-    if (rc == WEFT_ERR_AGAIN)
+    if (rc == WEFT_ERR_AGAIN) {
+        ++ps.counters->again;
         return false;
+    }
     if (rc != WEFT_SUCCESS) {
         complete_op(op, rc, 0);
         return true;
     }
     ps.eager_outstanding += op->length;
+    count_sent(ps.counters, WEFT_PROTO_EAGER, op->length);
     if (op->ack) {
         // The data is out: the source may be reused; the ACK comes later.
         if (op->md)

@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "core/status.hpp"
+#include "engine/counters.hpp"
 #include "engine/host.hpp"
 #include "engine/matching.hpp"
 #include "engine/objects.hpp"
@@ -150,6 +151,10 @@ public:
     // The engine's progress: queued operations and control frames.
     int progress();
     bool idle() const { return peers_.idle(); }
+    // The process's counter page: the runtime adds connection events and
+    // hands the btl modules their blocks; the C API reads it.
+    CounterPage &counters() { return *counters_; }
+    std::shared_ptr<CounterPage> shared_counters() const { return counters_; }
     size_t dropped() const { return dropped_; }
     size_t rejected() const { return peers_.rejected(); }
     // Why operations with rank failed with error (Peers::failure_of).
@@ -196,6 +201,9 @@ private:
     rt::ProgressEngine &progress_;
     log::Logger &log_;
     Portals portals_;                      // EQ, ME, MD and the portal lists
+    // What it sent, received, queued (weft/counters.h). Shared: the runtime
+    // keeps it until its btl modules, which write into it, are gone.
+    std::shared_ptr<CounterPage> counters_;
     Peers peers_;                          // per-peer queues, credits, frames out
     Matching matching_;                    // posted receives; the tagged unexpected queue
     uint32_t my_rank_ = 0, job_size_ = 1;

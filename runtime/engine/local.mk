@@ -4,6 +4,7 @@
 # sees the process runtime only through host.hpp; runtime/rte builds it.
 libweft_la_SOURCES += \
 	runtime/engine/api_error.hpp \
+	runtime/engine/counters.cc runtime/engine/counters.hpp runtime/engine/counter_view.hpp \
 	runtime/engine/engine.cc runtime/engine/engine.hpp \
 	runtime/engine/host.hpp \
 	runtime/engine/matching.cc runtime/engine/matching.hpp \
@@ -23,3 +24,4 @@ unit_test_sources += tests/unit/engine_wire_test.cc
 unit_test_sources += tests/unit/engine_host_test.cc tests/unit/engine_fake_host.hpp
 unit_test_sources += tests/unit/engine_matching_test.cc
 unit_test_sources += tests/unit/engine_rendezvous_test.cc
+unit_test_sources += tests/unit/counters_test.cc

@@ -18,12 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "engine/counters.hpp"
 #include "engine/wire.hpp"
 
 namespace weft::engine {
 
 inline constexpr uint32_t kTaggedContextUser = 0;     // weft_send/weft_recv
 inline constexpr uint32_t kTaggedContextBarrier = 1;  // weft_barrier
+inline constexpr uint32_t kTaggedContextReport = 2;   // the end-of-job report's gather (rte)
 static_assert(WEFT_CONTEXT_FIRST_FREE > kTaggedContextBarrier);
 inline constexpr size_t kInlineUnexpected = 256;      // unexpected data kept without heap
 
@@ -186,6 +188,7 @@ struct Incoming {
     size_t peer_rkey_len = 0;
     weft_btl_reg_t reg{};                  // split: our buffer, for the initiator's put
     weft_btl_module_t *reg_module = nullptr;
+    uint64_t matched_ns = 0;               // when it matched: the counters' transfer time
 };
 
 // A Data frame a module is receiving straight into an MD (rendezvous_data.cc).
@@ -219,6 +222,7 @@ struct DeferredRdma {
 // are the runtime's: Host::connected_endpoints.)
 struct PeerTraffic {
     uint32_t rank = 0;
+    weft_peer_counters_t *counters = nullptr;  // its record in the counter page (set by Peers::slot)
     bool started = false;                  // Host::start_connect asked
     weft_btl_endpoint_t *ep = nullptr;     // primary endpoint once connected
     size_t eager_limit = 0;                // min(module eager limit, engine limit)

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/framework.hpp"
@@ -21,6 +22,9 @@ struct Config {
     bool rndv_rdma = true;                 // engine_base_rndv_rdma
     size_t rndv_split = 64u << 10;         // engine_base_rndv_split (0: never)
     std::chrono::milliseconds finalize_timeout{10000};   // engine_base_finalize_timeout
+    // Not parameters: the counter page's size and name (the runtime's).
+    size_t counter_modules = 0;            // btl modules, each with a block
+    std::string job_id;
 };
 
 // For Framework::init (the runtime's param_groups and param_definitions

@@ -11,8 +11,8 @@
 
 namespace weft::engine {
 
-Peers::Peers(Host &host, log::Logger &log, const Config &config)
-    : host_(host), log_(log), job_size_(config.job_size), eager_limit_cap_(config.eager_limit_cap),
+Peers::Peers(Host &host, log::Logger &log, const Config &config, CounterPage &counters)
+    : host_(host), log_(log), counters_(counters), job_size_(config.job_size), eager_limit_cap_(config.eager_limit_cap),
       eager_window_(config.eager_window), chunk_(config.chunk), peers_(config.job_size)
 {
 }
@@ -46,6 +46,7 @@ PeerTraffic &Peers::slot(uint32_t rank)
     if (!slot) {
         slot = std::make_unique<PeerTraffic>();
         slot->rank = rank;
+        slot->counters = &counters_.peer(rank);
     }
     return *slot;
 }
@@ -176,6 +177,7 @@ void Peers::consume_credit_slow(uint32_t src, size_t bytes)
     if (src >= job_size_ || bytes == 0)
         return;
     PeerTraffic &ps = slot(src);
+    count_received(ps.counters, WEFT_PROTO_EAGER, bytes);
     ps.consumed_unreported += bytes;
     if (ps.consumed_unreported >= eager_window_ / 4) {
         wire::Credit c{};
@@ -195,6 +197,7 @@ void Peers::on_credit(uint32_t src, uint64_t bytes)
 void Peers::reject(uint32_t src, const std::string &why)
 {
     ++rejected_;
+    counters_.process().rejected = rejected_;
     if (rejected_ <= 8 || log_.enabled("engine", WEFT_LOG_DEBUG))
         log_.write("engine", "base", WEFT_LOG_WARN,
                    "dropped a malformed frame from rank " + std::to_string(src) + ": " + why);

@@ -27,7 +27,7 @@ namespace weft::engine {
 
 class Peers {
 public:
-    Peers(Host &host, log::Logger &log, const Config &config);
+    Peers(Host &host, log::Logger &log, const Config &config, CounterPage &counters);
 
     // rank's record if it has one (null too for a rank outside the job).
     // Against job_size_, not peers_.size(): one load instead of two and a
@@ -107,8 +107,10 @@ public:
             ps.eager_outstanding + len > eager_window_)
             return WEFT_ERR_AGAIN;
         const int rc = send_eager(ps, WEFT_PT_TAGGED, bits, {static_cast<const std::byte *>(buf), len});
-        if (rc == WEFT_SUCCESS)
+        if (rc == WEFT_SUCCESS) {
             ps.eager_outstanding += len;
+            count_sent(ps.counters, WEFT_PROTO_EAGER, len);
+        }
         return rc;
     }
     // Counts bytes of src's eager traffic consumed here; a Credit frame
@@ -118,6 +120,7 @@ public:
     {
         if (PeerTraffic *ps = find(src); ps && ps->consumed_unreported + bytes < eager_window_ / 4) {
             ps->consumed_unreported += bytes;
+            count_received(ps->counters, WEFT_PROTO_EAGER, bytes);
             return;
         }
         consume_credit_slow(src, bytes);
@@ -144,6 +147,7 @@ public:
 private:
     Host &host_;
     log::Logger &log_;
+    CounterPage &counters_;
     uint32_t job_size_;
     size_t eager_limit_cap_, eager_window_, chunk_;
     std::vector<std::unique_ptr<PeerTraffic>> peers_;

@@ -20,8 +20,9 @@ uint64_t ctx_handle(void *ctx) { return static_cast<uint64_t>(reinterpret_cast<u
 
 } // namespace
 
-Rendezvous::Rendezvous(Host &host, Portals &portals, Peers &peers, Pool<Op, 5> &ops, const Config &config)
-    : host_(host), portals_(portals), peers_(peers), ops_(ops), my_rank_(config.my_rank),
+Rendezvous::Rendezvous(Host &host, Portals &portals, Peers &peers, Pool<Op, 5> &ops, CounterPage &counters,
+                       const Config &config)
+    : host_(host), portals_(portals), peers_(peers), ops_(ops), counters_(counters), my_rank_(config.my_rank),
       job_size_(config.job_size), chunk_(config.chunk), rdma_(config.rndv_rdma), split_min_(config.rndv_split)
 {
 }
@@ -164,6 +165,7 @@ void Rendezvous::start(Md *md, const PutInfo &u, size_t off, size_t mlength, uns
     in->mlength = mlength;
     in->ack = ack;
     in->portal = portal;
+    in->matched_ns = counter_clock_ns();
     ++md->pending;
     weft_btl_endpoint_t *ep = u.ep;
     if (mlength == 0) {
@@ -189,6 +191,8 @@ void Rendezvous::start(Md *md, const PutInfo &u, size_t off, size_t mlength, uns
             return;
         }
         in->parts = 0;
+        in->ep = nullptr;   // no get of ours is left: the data comes in chunks
+        ++counters_.peer(in->source).rdma_fallbacks;
         // The RDMA read could not start: ask for the data in chunks instead.
     }
     wire::Cts c{};
@@ -294,6 +298,11 @@ void Rendezvous::finish(Incoming *in, int status)
     }
     Md *md = in->md;
     const size_t mlength = status == WEFT_SUCCESS ? in->mlength : 0;
+    if (status == WEFT_SUCCESS) {
+        weft_peer_counters_t &c = counters_.peer(in->source);
+        count_received(&c, in->ep ? WEFT_PROTO_RNDV_RDMA : WEFT_PROTO_RNDV_CHUNKS, in->rlength);
+        c.rndv_ns += counter_clock_ns() - in->matched_ns;
+    }
     // Fin also carries the ACK the initiator may have asked for.
     peers_.send_control_to(in->source, wire::bytes_of(make_ack(wire::Type::Fin, in->op, status, mlength,
                                                                      in->offset, !in->ack)));

@@ -43,7 +43,8 @@ namespace weft::engine {
 
 class Rendezvous {
 public:
-    Rendezvous(Host &host, Portals &portals, Peers &peers, Pool<Op, 5> &ops, const Config &config);
+    Rendezvous(Host &host, Portals &portals, Peers &peers, Pool<Op, 5> &ops, CounterPage &counters,
+               const Config &config);
     ~Rendezvous();
     Rendezvous(const Rendezvous &) = delete;
     Rendezvous &operator=(const Rendezvous &) = delete;
@@ -111,6 +112,7 @@ private:
     Portals &portals_;
     Peers &peers_;
     Pool<Op, 5> &ops_;
+    CounterPage &counters_;                // transfers by protocol, RDMA fallbacks
     uint32_t my_rank_, job_size_;
     size_t chunk_;
     bool rdma_;                            // engine_base_rndv_rdma

@@ -43,8 +43,11 @@ int Rendezvous::send_granted(PeerTraffic &ps, Op *op)
             rc = send_data(ep, d, std::span(op->data + op->sent, n));
             if (rc == WEFT_ERR_AGAIN)
                 tried |= 1u << k;
-            else if (rc == WEFT_SUCCESS && ps.rail_bytes.size() > k)
+            else if (rc == WEFT_SUCCESS && ps.rail_bytes.size() > k) {
                 ps.rail_bytes[k] += n;
+                if (k < WEFT_COUNTERS_RAILS)
+                    ps.counters->rail_bytes[k] += n;
+            }
         }
         if (rc != WEFT_SUCCESS)
             return rc;

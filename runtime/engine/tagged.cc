@@ -176,6 +176,7 @@ bool Engine::take_arrived(Request *r)
     Unexpected *u = matching_.take_arrived(*r);
     if (!u)
         return false;
+    count_unexpected_out(counters_->process());
     land_matched(r, u->info, u->data());
     portals_.free_unexpected(u);
     return true;

@@ -105,10 +105,12 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
     }
     if (portals_.portal(u.portal).lazy) {
         portals_.store_unexpected(u, data);
+        count_unexpected_in(counters_->process(), counters_->peer(u.source));
         return;
     }
     // Nothing wants it: dropped, and the initiator learns why if it asked.
     ++dropped_;
+    counters_->process().dropped = dropped_;
     if (dropped_ == 1)
         log_.write("engine", "base", WEFT_LOG_WARN,
                    "dropped a put from rank " + std::to_string(u.source) + " to portal " +
@@ -137,6 +139,7 @@ void Engine::drain_unexpected_into(Me *me)
         (prev ? prev->next : pt.uq_head) = u->next;
         if (pt.uq_tail == u)
             pt.uq_tail = prev;
+        count_unexpected_out(counters_->process());
         const bool last = md->threshold == 1;
         deliver(md, u->info, u->data());
         portals_.free_unexpected(u);
@@ -201,6 +204,10 @@ void Engine::handle_ack(const wire::Frame &f, bool fin)
         return;
     }
     op->ack_offset = a.offset;
+    if (fin && a.status == WEFT_SUCCESS) {
+        count_sent(&counters_->peer(op->target), op->granted ? WEFT_PROTO_RNDV_CHUNKS : WEFT_PROTO_RNDV_RDMA,
+                   op->length);
+    }
     if (a.flags & wire::kAckNoEvent)
         op->ack = false;   // the target's MD disabled ACKs
     // For a rendezvous put the Fin ends it (and answers an ACK request).

@@ -75,6 +75,71 @@ int weft_connect(uint32_t rank, int timeout_ms);
 /* Makes progress on every transport once; the number of events handled. */
 int weft_progress(void);
 
+/* ---- Observability: parameters and counters, by index (the MPI layer's
+ * MPI_T is built on these; weft/counters.h is the page layout other
+ * processes read). */
+
+/* Parameters may be listed, read and set before weft_init:
+ * weft_params_open() opens the framework (its parameters, its components'
+ * parameters) if weft_init has not, and weft_init then uses it; each open
+ * is matched by a weft_params_close(). Strings handed out stay valid until
+ * the last close (or weft_finalize, when it came later). */
+int weft_params_open(void);
+int weft_params_close(void);
+typedef struct weft_param_desc {
+    size_t size;                /* = sizeof(weft_param_desc_t), set by the caller */
+    const char *name;           /* full name: "btl_tcp_eager_limit" */
+    const char *framework;      /* "btl", "engine", "mca" */
+    const char *component;      /* "tcp", "base", "" for a framework's selection */
+    const char *help;
+    weft_param_type_t type;
+    int level;                  /* 1..9 (WEFT_LEVEL_*) */
+    int settable;               /* nonzero: weft_param_set may change it now */
+} weft_param_desc_t;
+/* The number of parameters (registration order is their index). */
+int weft_param_count(void);
+int weft_param_describe(int index, weft_param_desc_t *desc);
+/* The value as text into value[0..len) (WEFT_ERR_TRUNCATED, cut, when it
+ * does not fit) and, if source is not NULL, where it came from ("default",
+ * "environment", "file (path:line)", "api", ...) as a static or
+ * registry-owned string. */
+int weft_param_get(int index, char *value, size_t len, const char **source);
+/* Sets it from the API source (the highest precedence). Parameters are read
+ * when weft_init runs: once it has, every set is refused with
+ * WEFT_ERR_NOT_AVAILABLE (settable says so). A bad value: WEFT_ERR_BAD_PARAM
+ * and the message of weft_error_message(). */
+int weft_param_set(int index, const char *value);
+
+/* Counters (weft/counters.h) by name; describing works at any time,
+ * reading between weft_init and weft_finalize (WEFT_ERR_NOT_AVAILABLE
+ * otherwise). */
+typedef enum weft_counter_scope {
+    WEFT_COUNTER_PROCESS = 0,   /* one value per process */
+    WEFT_COUNTER_PEER = 1,      /* one value per peer rank */
+    WEFT_COUNTER_MODULE = 2     /* one value per btl module (weft_counter_modules) */
+} weft_counter_scope_t;
+typedef enum weft_counter_kind {
+    WEFT_COUNTER_COUNT = 0,     /* only grows */
+    WEFT_COUNTER_LEVEL = 1,     /* goes up and down (a depth, a duration) */
+    WEFT_COUNTER_HIGHWATER = 2  /* the most a level ever was */
+} weft_counter_kind_t;
+typedef struct weft_counter_desc {
+    size_t size;                /* = sizeof(weft_counter_desc_t), set by the caller */
+    const char *name;           /* "peer_eager_sent_bytes" */
+    const char *description;
+    const char *unit;           /* "messages", "bytes", "events", "ns" */
+    weft_counter_scope_t scope;
+    weft_counter_kind_t kind;
+} weft_counter_desc_t;
+int weft_counter_count(void);
+int weft_counter_describe(int index, weft_counter_desc_t *desc);
+/* The value now; which: the peer rank (PEER), the module index (MODULE),
+ * ignored (PROCESS). */
+int weft_counter_read(int index, uint32_t which, uint64_t *value);
+/* The btl modules with counters, and the name of each ("tcp/eth0"). */
+int weft_counter_modules(void);
+int weft_counter_module_name(uint32_t module, char *name, size_t len);
+
 /* Waits until every rank of the job has called it (a dissemination
  * barrier over the transports). */
 int weft_barrier(void);

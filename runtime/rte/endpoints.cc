@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "rte/endpoints.hpp"
 
+#include <cstdio>
+
 #include "log/log.hpp"
 
 namespace weft::rt {
@@ -116,6 +118,7 @@ Status Endpoints::start(uint32_t rank)
     if (p.state != PeerState::Resolved)
         return Status::success();
     p.state = PeerState::Connecting;
+    p.connect_started = std::chrono::steady_clock::now();
     for (size_t k = 0; k < p.choice.chosen.size(); ++k) {
         if (p.endpoints[k])
             continue;   // the peer connected to us first (on_accepted)
@@ -135,6 +138,7 @@ Status Endpoints::start(uint32_t rank)
             p.state = PeerState::Failed;
             p.failure = "btl/" + std::string(om.module->name) + ": cannot start connecting to rank " +
                         std::to_string(rank) + " on " + p.hostname + ": " + weft_status_string(rc);
+            count_failure(p);   // never usable: failed_fn_ is for peers that were
             return Status(rc < 0 ? rc : WEFT_ERROR, p.failure);
         }
         ep->runtime_ctx = &p;
@@ -147,7 +151,7 @@ Status Endpoints::start(uint32_t rank)
     for (auto *ep : p.endpoints)
         all = all && ep->state == WEFT_BTL_EP_CONNECTED;
     if (all)
-        p.state = PeerState::Connected;
+        set_connected(p);
     return Status::success();
 }
 
@@ -192,7 +196,7 @@ void Endpoints::on_state(weft_btl_endpoint_t *ep, weft_btl_ep_state_t state, int
         for (auto *e : p->endpoints)
             all = all && e && e->state == WEFT_BTL_EP_CONNECTED;
         if (all)
-            p->state = PeerState::Connected;
+            set_connected(*p);
     }
 }
 
@@ -214,7 +218,7 @@ void *Endpoints::on_accepted(weft_btl_endpoint_t *ep)
                 for (auto *e : p.endpoints)
                     all = all && e && e->state == WEFT_BTL_EP_CONNECTED;
                 if (all)
-                    p.state = PeerState::Connected;
+                    set_connected(p);
             }
             return &p;
         }
@@ -244,8 +248,32 @@ void Endpoints::fail(uint32_t rank, const std::string &why)
 
 void Endpoints::notify_failed(const Peer &p)
 {
+    count_failure(p);
     if (failed_fn_)
         failed_fn_(failed_ctx_, p.rank, p.failure);
+}
+
+void Endpoints::count_failure(const Peer &p)
+{
+    if (!counters_ || p.rank >= counters_->header().job_size)
+        return;
+    weft_peer_counters_t &c = counters_->peer(p.rank);
+    ++c.failures;
+    std::snprintf(c.failure, sizeof c.failure, "%s", p.failure.c_str());
+}
+
+void Endpoints::set_connected(Peer &p)
+{
+    p.state = PeerState::Connected;
+    if (!counters_ || p.rank >= counters_->header().job_size)
+        return;
+    weft_peer_counters_t &c = counters_->peer(p.rank);
+    ++c.connects;
+    c.connect_ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - p.connect_started)
+            .count());
+    c.primary_module = p.choice.chosen.empty() ? -1 : static_cast<int64_t>(p.choice.chosen.front());
+    c.peer_class = static_cast<uint32_t>(p.peer_class) + 1;
 }
 
 void Endpoints::close_all()

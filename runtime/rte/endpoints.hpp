@@ -18,6 +18,7 @@
 #include <weft/btl.h>
 
 #include "core/status.hpp"
+#include "engine/counters.hpp"
 #include "rte/btl_layer.hpp"
 #include "rte/peer_select.hpp"
 #include "rte/pmix_client.hpp"
@@ -39,6 +40,7 @@ struct Peer {
     size_t cards_found = 0;                        // modules whose card the peer published
     std::vector<weft_btl_endpoint_t *> endpoints;  // parallel to choice.chosen; null until started
     std::string failure;                           // why Failed
+    std::chrono::steady_clock::time_point connect_started;   // for the counter page
 };
 
 class Endpoints {
@@ -76,6 +78,8 @@ public:
         connecting_fn_ = fn;
         connecting_ctx_ = ctx;
     }
+    // Where connection events are counted (the engine's page; none: not counted).
+    void set_counters(engine::CounterPage *page) { counters_ = page; }
     // The peer's state, for the engine's fast path; null if never resolved.
     Peer *peer(uint32_t rank) const { return find(rank); }
 
@@ -94,6 +98,10 @@ private:
     void (*connecting_fn_)(void *, weft_btl_module_t *) = nullptr;
     void *connecting_ctx_ = nullptr;
     void notify_failed(const Peer &p);
+    void count_failure(const Peer &p);
+    // p is Connected now: counted with its connect time and primary module.
+    void set_connected(Peer &p);
+    engine::CounterPage *counters_ = nullptr;
 };
 
 } // namespace weft::rt

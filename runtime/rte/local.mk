@@ -4,6 +4,8 @@
 # (runtime/engine) and gives it its services (engine/host.hpp).
 libweft_la_SOURCES += \
 	runtime/rte/abort_note.hpp \
+	runtime/rte/observe_api.cc \
+	runtime/rte/report.cc runtime/rte/report.hpp \
 	runtime/rte/process_api.cc \
 	runtime/rte/btl_layer.cc runtime/rte/btl_layer.hpp \
 	runtime/rte/endpoints.cc runtime/rte/endpoints.hpp \

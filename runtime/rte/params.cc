@@ -64,6 +64,12 @@ std::vector<params::Definition> param_definitions()
                       "terminal (a pipe to the launcher or a file), so every line a rank prints "
                       "reaches the user even if the rank is killed or aborts. false keeps stdio's "
                       "full buffering (fewer write calls for programs that print a lot)."));
+    out.push_back(def("report", params::Type::String, "", WEFT_LEVEL_USER_BASIC,
+                      "At weft_finalize, rank 0 gathers every rank's counters and prints a summary "
+                      "of the job on its stderr: transports and bytes per peer class, the slowest pair "
+                      "by measured bandwidth, the deepest unexpected queue, every fallback and retry. "
+                      "'text' prints it, 'json:FILE' writes it as JSON to FILE, '' (the default) does "
+                      "neither. weftrun --report sets it; other launchers set it themselves."));
     // The engine's own (engine/params.cc), registered with the runtime's.
     for (auto &d : engine::param_definitions())
         out.push_back(std::move(d));

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/engine.hpp"
+#include "rte/report.hpp"
 #include "log/log.hpp"
 
 namespace weft::rt {
@@ -56,10 +57,16 @@ Status Runtime::setup()
     opts.extra_groups = param_groups();
     opts.extra_params = param_definitions();
     opts.warn_unknown = pmix_.rank() == 0;
-    auto fw = Framework::init(opts);
-    if (!fw.ok())
-        return fw.status();
-    fw_ = fw.value();
+    // weft_params_open (MPI_T before MPI_Init) may have opened it, with
+    // what its caller set: that is the framework this process runs with.
+    if (Framework *open = Framework::current())
+        fw_ = open;
+    else {
+        auto fw = Framework::init(opts);
+        if (!fw.ok())
+            return fw.status();
+        fw_ = fw.value();
+    }
     connect_timeout_ = std::chrono::milliseconds(
         static_cast<int64_t>(fw_->params().find("rte_base_connect_timeout")->as_double() * 1000));
     // A launched rank's stdout is a pipe to the launcher or a file shared by
@@ -116,9 +123,13 @@ Status Runtime::setup()
         this);
     endpoints_->set_connecting_callback(
         [](void *ctx, weft_btl_module_t *m) { static_cast<Runtime *>(ctx)->note_in_use(m); }, this);
-    engine_ = std::make_unique<engine::Engine>(*this, engine::read_config(fw_->params(), pmix_.rank(), pmix_.size()));
+    engine::Config config = engine::read_config(fw_->params(), pmix_.rank(), pmix_.size());
+    config.counter_modules = btl_.modules().size();
+    config.job_id = pmix_.nspace();
+    engine_ = std::make_unique<engine::Engine>(*this, config);
     if (Status st = engine_->init(); !st.ok())
         return st;
+    attach_counters();
 
     if (Status st = btl_.publish_cards(pmix_); !st.ok())
         return st;
@@ -166,6 +177,26 @@ Status Runtime::exchange_cards()
                       (direct_modex_ ? "a fence without data, cards fetched on first contact"
                                      : "a fence collecting every card"));
     return pmix_.fence(!direct_modex_);
+}
+
+// Every module gets its block of the engine's counter page (before any
+// connection: the modex fence comes later), and the endpoints count
+// connection events into it.
+void Runtime::attach_counters()
+{
+    counters_ = engine_->shared_counters();
+    engine::CounterPage &page = *counters_;
+    const auto &modules = btl_.modules();
+    for (size_t i = 0; i < modules.size(); ++i) {
+        weft_module_counters_t &mc = page.module(i);
+        std::snprintf(mc.name, sizeof mc.name, "%s", modules[i].module->name);
+        (void)weft_btl_attach_counters(modules[i].module, &mc.btl);   // without the op: nothing kept
+    }
+    endpoints_->set_counters(&page);
+    if (page.fd() < 0)
+        fw_->logger().write("rte", "base", WEFT_LOG_INFO,
+                            "the counter page is private memory (" + page.why_private() +
+                                "): no other process can read this rank's counters");
 }
 
 Status Runtime::choose_progress_mode()
@@ -346,6 +377,13 @@ Status Runtime::finalize()
     Status drained;
     if (rt.engine_)
         drained = rt.engine_->drain();
+    // The report's gather, while every rank still has its engine (collective).
+    if (rt.engine_ && rt.counters_ && rt.fw_) {
+        const std::string report = rt.fw_->params().find("rte_base_report")->as_string();
+        if (!report.empty())
+            if (Status st = gather_report(*rt.engine_, *rt.counters_, report); !st.ok())
+                rt.fw_->logger().write("rte", "base", WEFT_LOG_WARN, st.message());
+    }
     // Nobody disconnects before everybody is done: a peer may still be
     // reading what this process sent, and a transport may still hold some
     // of it. The fence runs while this process keeps its transports (and
@@ -364,7 +402,9 @@ Status Runtime::finalize()
         rt.progress_.progress();   // deliver the CLOSED upcalls the modules queued
     }
     rt.btl_.close();
-    if (rt.fw_)
+    if (rt.counters_)
+        rt.counters_->header().state = WEFT_COUNTERS_FINALIZED;
+    if (rt.fw_ && params_users() == 0)   // else the last weft_params_close does
         Framework::finalize();
     Status st = rt.pmix_.finalize();
     g_runtime.reset();

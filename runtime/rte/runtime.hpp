@@ -65,6 +65,8 @@ public:
     std::span<weft_btl_endpoint_t *const> connected_endpoints(uint32_t rank) override;
     // The messaging engine (runtime/engine), created by init().
     engine::Engine &engine() { return *engine_; }
+    // The counter page (the engine's, kept here until the modules are gone).
+    engine::CounterPage *counters() { return counters_.get(); }
     // Connects to rank and waits (bounded by timeout).
     Status connect(uint32_t rank, std::chrono::milliseconds timeout);
     std::chrono::milliseconds connect_timeout() const { return connect_timeout_; }
@@ -73,6 +75,7 @@ private:
     Runtime() = default;
     Status setup();
     Status choose_progress_mode();
+    void attach_counters();
     Status preconnect();
     // The modex after this process published its cards: full or direct
     // (rte_base_modex), with or without a fence.
@@ -114,6 +117,9 @@ private:
     Framework *fw_ = nullptr;
     PmixClient pmix_;
     weft_btl_process_t process_{};   // what the modules learn of this process
+    // The engine's counter page, held here too: the modules write into it
+    // until btl_ closes them (declared first, so it goes last).
+    std::shared_ptr<engine::CounterPage> counters_;
     BtlLayer btl_;
     bool modex_done_ = false;        // the modex is through: peer cards are readable
     bool direct_modex_ = false;      // cards fetched on first contact (rte_base_modex)
@@ -132,5 +138,9 @@ private:
     std::vector<uint32_t> failed_peers_;
     std::chrono::milliseconds connect_timeout_{30000};
 };
+
+// Opens of weft_params_open not yet closed (observe_api.cc): while there
+// are some, weft_finalize leaves the framework to the last close.
+int params_users();
 
 } // namespace weft::rt

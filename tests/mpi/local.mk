@@ -200,3 +200,10 @@ tests_mpi_win_osu_CPPFLAGS = $(mpi_test_cppflags)
 tests_mpi_win_osu_LDADD = libweft_mpi.la libweft.la
 tests_mpi_win_osu_LDFLAGS = $(mpi_test_ldflags)
 
+
+# The tool information interface (MPI_T): cvars = parameters, pvars = counters.
+check_PROGRAMS += tests/mpi/mpit
+tests_mpi_mpit_SOURCES = tests/mpi/mpit.c tests/mpi/mtest.h
+tests_mpi_mpit_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_mpit_LDADD = libweft_mpi.la libweft.la
+tests_mpi_mpit_LDFLAGS = $(mpi_test_ldflags)

@@ -63,6 +63,9 @@ intercomm        1
 win_atomic       1
 win_epochs       1
 win_osu          1
+
+# (tool information interface)
+mpit             1
 "
 # Programs whose job must end in failure.
 EXPECT_ABORT="errors_fatal"

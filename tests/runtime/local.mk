@@ -35,3 +35,15 @@ EXTRA_DIST += tests/runtime/scif_hostile.sh
 # Includes that would make runtime/ layers depend both ways (layers.sh).
 TESTS += tests/runtime/layers.sh
 EXTRA_DIST += tests/runtime/layers.sh
+# The counter page (weft/counters.h): exact counts of a scripted exchange
+# over each transport, read-only mapping from another process, nothing left
+# after SIGKILL (counters.sh).
+check_PROGRAMS += tests/runtime/weft_counters
+tests_runtime_weft_counters_SOURCES = tests/runtime/weft_counters.c
+tests_runtime_weft_counters_LDADD = libweft.la
+tests_runtime_weft_counters_LDFLAGS = $(AM_LDFLAGS) -no-install
+TESTS += tests/runtime/counters.sh
+EXTRA_DIST += tests/runtime/counters.sh
+# weftrun --report: a golden of a deterministic job (report.sh).
+TESTS += tests/runtime/report.sh
+EXTRA_DIST += tests/runtime/report.sh

@@ -58,6 +58,12 @@ std::string usage()
         "  --report-bindings       print each rank's binding on stderr\n"
         "  --oversubscribe         allow more ranks than cores\n"
         "  --timeout SECONDS       kill the job after SECONDS and exit 124\n"
+        "  --report[=text|json[:FILE]]\n"
+        "                          at the end of the job, rank 0 prints what went where:\n"
+        "                          transports and bytes per peer class, the slowest pair,\n"
+        "                          the deepest unexpected queue, every fallback and\n"
+        "                          retry (json: into FILE, default weft-report.json;\n"
+        "                          sets rte_base_report for the ranks)\n"
         "  -h, --help              print this help and exit\n"
         "  -V, --version           print the version and exit\n"
         "\n"
@@ -84,7 +90,7 @@ namespace {
 // Every option name we accept, for the did-you-mean hint.
 const char *const known_names[] = {
     "np", "n", "mca", "x", "tag-output", "bind-to", "map-by", "report-bindings",
-    "oversubscribe", "timeout", "help", "h", "version", "V", "host", "hostfile",
+    "oversubscribe", "timeout", "help", "h", "version", "V", "host", "hostfile", "report",
 };
 
 size_t edit_distance(const std::string &a, const std::string &b)
@@ -248,6 +254,12 @@ weft::Result<Options> parse_options(int argc, char **argv)
             else if (v == "numa") o.map_by = MapBy::Numa;
             else if (v == "slot") o.map_by = MapBy::Slot;
             else return usage_error(typed + ": accepted values are core, numa, slot");
+        } else if (name == "report") {
+            const std::string r = inline_val.value_or("text");
+            if (r != "text" && r != "json" && !r.starts_with("json:"))
+                return usage_error(arg + ": accepted values are text, json and json:FILE");
+            o.report = r == "json" ? "json:weft-report.json" : r;
+            inline_val.reset();   // its value is optional, and taken
         } else if (name == "report-bindings") {
             o.report_bindings = true;
         } else if (name == "oversubscribe") {

@@ -30,6 +30,8 @@ struct Options {
     BindTo bind_to = BindTo::Default;
     MapBy map_by = MapBy::Core;
     bool report_bindings = false;
+    // --report[=text|json[:FILE]]: the ranks' rte_base_report ("" none).
+    std::string report;
     bool oversubscribe = false;
     int timeout_s = 0;                 // 0: none
     bool help = false;

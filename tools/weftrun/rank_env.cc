@@ -47,6 +47,8 @@ std::vector<std::string> build_rank_env(const Options &o, const JobEnv &job, cha
     }
     // The framework reads WEFT_MCA_<name>; names are checked by the ranks,
     // which know every component's parameters.
+    if (!o.report.empty())
+        b.set("WEFT_MCA_rte_base_report", o.report);   // an explicit --mca below still wins
     for (const auto &[name, value] : o.mca) b.set("WEFT_MCA_" + name, value);
     b.set("WEFT_LAUNCHER", "weftrun");
     b.set("WEFT_SESSION_DIR", job.session_dir);

@@ -92,7 +92,8 @@ std::string Module::open()
     const ibv_device_attr &da = port_.device->attr();
     config_.max_rd_atomic = std::max(1u, std::min<unsigned>(config_.max_rd_atomic, da.max_qp_init_rd_atom));
     config_.recv_depth = std::min<unsigned>(config_.recv_depth, da.max_qp_wr - kControlRecvs - kCloseRecvs);
-    rcache_ = std::make_unique<RegCache>(port_.info.pd, port_.info.name, config_.reg_limit, config_.leave_pinned);
+    rcache_ = std::make_unique<RegCache>(port_.info.pd, port_.info.name, config_.reg_limit, config_.leave_pinned,
+                                         &counters_);
 
     channel_ = ibv_create_comp_channel(port_.info.ctx);
     if (!channel_)
@@ -628,6 +629,7 @@ void Module::fail(Endpoint &ep, int status, const std::string &why)
 
 void Module::report(Endpoint &ep, weft_btl_ep_state_t state, int status, const std::string &why)
 {
+    count_state(state, why.c_str());
     reports_.push_back({ep.id, state, status, why});
 }
 

@@ -32,8 +32,9 @@ std::string memlock_limit_text()
     return std::to_string(rl.rlim_cur / 1024) + " KiB";
 }
 
-RegCache::RegCache(ibv_pd *pd, std::string device, size_t limit, bool leave_pinned)
-    : pd_(pd), device_(std::move(device)), limit_(limit), leave_pinned_(leave_pinned)
+RegCache::RegCache(ibv_pd *pd, std::string device, size_t limit, bool leave_pinned,
+                   weft_btl_counters_t *const *counters)
+    : pd_(pd), counters_(counters), device_(std::move(device)), limit_(limit), leave_pinned_(leave_pinned)
 {
 }
 
@@ -67,6 +68,7 @@ RegCache::Region *RegCache::acquire(const void *addr, size_t len, std::string *w
     if (Region *r = find(base, end)) {
         if (r->users++ == 0)
             idle_.erase(r->idle);
+        ++(*counters_)->reg_cache_hits;
         return r;
     }
     const size_t length = end - base;
@@ -108,6 +110,7 @@ RegCache::Region *RegCache::acquire(const void *addr, size_t len, std::string *w
     r.length = length;
     r.users = 1;
     bytes_ += length;
+    ++(*counters_)->registrations;
     return &r;
 }
 

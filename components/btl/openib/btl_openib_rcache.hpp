@@ -14,6 +14,7 @@
 #pragma once
 
 #include <infiniband/verbs.h>
+#include <weft/btl.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -33,7 +34,10 @@ public:
         std::list<Region *>::iterator idle;   // position in idle_ when users == 0
     };
 
-    RegCache(ibv_pd *pd, std::string device, size_t limit, bool leave_pinned);
+    // counters: where the module's counters are (the pointer moves when
+    // the runtime attaches its block): registrations and cache hits go there.
+    RegCache(ibv_pd *pd, std::string device, size_t limit, bool leave_pinned,
+             weft_btl_counters_t *const *counters);
     ~RegCache();
     RegCache(const RegCache &) = delete;
     RegCache &operator=(const RegCache &) = delete;
@@ -52,6 +56,7 @@ private:
     bool evict_idle(size_t want);
 
     ibv_pd *pd_;
+    weft_btl_counters_t *const *counters_;
     std::string device_;
     size_t limit_;
     bool leave_pinned_;

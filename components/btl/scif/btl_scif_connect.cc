@@ -133,6 +133,7 @@ void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
         if (c_.upcalls.state)
             c_.upcalls.state(c_.upcalls.ctx, &ep.c, WEFT_BTL_EP_CONNECTED, WEFT_SUCCESS, "");
     }
+    ++counters().connects;   // either side: an accepted endpoint gets here too
     // What was sent while connecting goes first, in order.
     if (ep.phase == EpPhase::connected && !ep.pending.empty())
         flush_pending(ep);

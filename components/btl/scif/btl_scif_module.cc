@@ -237,6 +237,7 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
         }
         if (!ep.reported && ep.c.state == WEFT_BTL_EP_FAILED) {
             ep.reported = true;
+            count_failure("btl/scif: the peer's scif port refused the connection");
             if (c_.upcalls.state)
                 c_.upcalls.state(c_.upcalls.ctx, &ep.c, WEFT_BTL_EP_FAILED, WEFT_ERR_UNREACHABLE,
                                  "btl/scif: the peer's scif port refused the connection");

@@ -46,7 +46,7 @@ int TcpModule::frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct io
         return WEFT_ERR_UNREACHABLE;
     if (ep.phase != EpPhase::connected) {
         if (ep.early.size() >= config_.max_queued)
-            return WEFT_ERR_AGAIN;
+            return again();
         std::vector<std::byte> bytes(h.len);
         size_t at = 0;
         for (int i = 0; i < iovcnt; ++i)
@@ -59,7 +59,7 @@ int TcpModule::frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct io
     }
     if (!unordered) {
         if (ep.primary().has_queue() && ep.primary().queued_frames() >= config_.max_queued)
-            return WEFT_ERR_AGAIN;
+            return again();
         return link_send(ep, *ep.slots[0], h, iov, iovcnt);
     }
     // An unordered frame takes the next link with nothing queued; when all
@@ -72,7 +72,7 @@ int TcpModule::frame_send(TcpEndpoint &ep, const FrameHeader &h, const struct io
             return link_send(ep, slot, h, iov, iovcnt);
         }
     }
-    return WEFT_ERR_AGAIN;
+    return again();
 }
 
 int TcpModule::sendx(TcpEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags)
@@ -133,6 +133,7 @@ int TcpModule::disconnect(TcpEndpoint &ep)
 
 void TcpModule::report(TcpEndpoint &ep, weft_btl_ep_state_t state, int status, const std::string &why)
 {
+    count_state(state, why.c_str());
     reports_.push_back({&ep, state, status, why});
 }
 

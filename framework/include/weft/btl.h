@@ -32,7 +32,7 @@
  * wrappers know which ops are optional and how to tell that one is absent.
  *
  * Growth rules (component ABI 1.0; every member declared below is part of
- * 1.0: nothing is "added later" yet):
+ * 1.0 except the ops appended after modex_ready: attach_counters):
  * - Every struct begins with its size, set by whoever fills it in
  *   (weft_btl_module_t and its ops table: the component; weft_btl_process_t,
  *   weft_btl_peer_t and weft_btl_upcalls_t: the runtime; weft_btl_caps_t,
@@ -243,6 +243,25 @@ typedef struct weft_btl_upcalls {
     void (*placed)(void *ctx, struct weft_btl_endpoint *ep, uint8_t am_id, uint64_t token, int status);
 } weft_btl_upcalls_t;
 
+/* What a module counts about itself (see the op attach_counters): events
+ * only it sees. Messages and bytes per peer and protocol are the engine's
+ * (weft/counters.h); a module adds nothing to its send fast path.
+ * Growth: members are appended; the runtime sets size to what it gave,
+ * and the module writes a member only when WEFT_HAS_MEMBER says it is
+ * there. Each member has one writer (the module, from its calls and its
+ * progress), updated with plain stores; other processes read it. */
+typedef struct weft_btl_counters {
+    uint64_t size;
+    uint64_t connects;          /* endpoints that became CONNECTED (either side began) */
+    uint64_t failures;          /* endpoints that FAILED */
+    uint64_t again;             /* WEFT_ERR_AGAIN answers: a full ring, socket or queue */
+    uint64_t registrations;     /* memory registrations made (mem_register, caches) */
+    uint64_t reg_cache_hits;    /* registrations answered from a cache */
+    uint64_t rdma_ops;          /* put/get started */
+    uint64_t rdma_bytes;
+    char last_failure[128];     /* why the last endpoint failed (NUL-terminated) */
+} weft_btl_counters_t;
+
 typedef struct weft_btl_module_ops {
     size_t size;
     /* Can this module reach peer? Returns 1 or 0; when 0, writes why. */
@@ -305,6 +324,15 @@ typedef struct weft_btl_module_ops {
      * back per peer itself). A module without it connects lazily through
      * start_connect only. */
     int (*modex_ready)(struct weft_btl_module *m);
+
+    /* Optional (appended after 1.0: check WEFT_BTL_HAS_OP, as the wrapper
+     * does). The runtime hands the module a zeroed block, block->size set,
+     * in its counter page (shared memory other processes read), before the
+     * first start_connect; the module keeps its counters there from then
+     * on (what it counted before goes in too) until finalize, writing only
+     * members within block->size. A module without it keeps no counters
+     * anyone can read. */
+    int (*attach_counters)(struct weft_btl_module *m, weft_btl_counters_t *block);
 } weft_btl_module_ops_t;
 
 typedef struct weft_btl_module {

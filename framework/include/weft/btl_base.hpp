@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -106,6 +107,45 @@ public:
     // The module of an endpoint endpoint() accepted: no check left to make.
     static M *module_of(weft_btl_endpoint_t *ep) noexcept { return cast(ep->module); }
 
+    // The module's own counters (btl.h): its own block until the runtime
+    // hands it one in the counter page (attach_counters, every module of
+    // this base has the op), then that block. Counted only off the send
+    // fast path: where the module answers AGAIN, fails, connects,
+    // registers.
+    weft_btl_counters_t &counters() noexcept { return *counters_; }
+    void count_failure(const char *reason) noexcept
+    {
+        ++counters_->failures;
+        std::snprintf(counters_->last_failure, sizeof counters_->last_failure, "%s", reason ? reason : "");
+    }
+    // An endpoint's new state, counted (connects; failures with why).
+    void count_state(weft_btl_ep_state_t state, const char *why) noexcept
+    {
+        if (state == WEFT_BTL_EP_CONNECTED)
+            ++counters_->connects;
+        else if (state == WEFT_BTL_EP_FAILED)
+            count_failure(why);
+    }
+    // WEFT_ERR_AGAIN, counted: for the module's own "no room now" answers.
+    int again() noexcept
+    {
+        ++counters_->again;
+        return WEFT_ERR_AGAIN;
+    }
+    // The op: what was counted so far moves into block, which is used from
+    // now on; a block smaller than this module's struct is refused (the
+    // module would write past it), and the module keeps its own.
+    int attach_counters(weft_btl_counters_t *block) noexcept
+    {
+        if (!block || block->size < sizeof(weft_btl_counters_t))
+            return WEFT_ERR_NOT_SUPPORTED;
+        const uint64_t size = block->size;
+        std::memcpy(block, counters_, sizeof *block);
+        block->size = size;
+        counters_ = block;
+        return WEFT_SUCCESS;
+    }
+
 protected:
     explicit ModuleBase(const weft_btl_component_t *component) noexcept
     {
@@ -117,6 +157,10 @@ protected:
     ~ModuleBase() = default;
 
     weft_btl_module_t c_{};
+
+    // Protected like c_: a standard-layout class has one access for its data.
+    weft_btl_counters_t own_counters_{sizeof(weft_btl_counters_t), 0, 0, 0, 0, 0, 0, 0, {}};
+    weft_btl_counters_t *counters_ = &own_counters_;
 
 private:
     static M *cast(weft_btl_module_t *m) noexcept
@@ -414,6 +458,12 @@ struct Ops {
         }
     }
 
+    static int attach_counters(weft_btl_module_t *m, weft_btl_counters_t *block) noexcept
+    {
+        M *mod = M::from(m);
+        return mod ? mod->attach_counters(block) : WEFT_ERR_BAD_PARAM;
+    }
+
     static constexpr weft_btl_module_ops_t make() noexcept
     {
         weft_btl_module_ops_t t{};
@@ -452,6 +502,7 @@ struct Ops {
             t.prepare_wait = prepare_wait;
         if constexpr (requires(M &m) { m.modex_ready(); })
             t.modex_ready = modex_ready;
+        t.attach_counters = attach_counters;
         return t;
     }
 

@@ -128,6 +128,11 @@ static inline int weft_btl_modex_ready(struct weft_btl_module *m)
     return WEFT_BTL_HAS_OP(m, modex_ready) ? m->ops->modex_ready(m) : WEFT_ERR_NOT_SUPPORTED;
 }
 
+static inline int weft_btl_attach_counters(struct weft_btl_module *m, weft_btl_counters_t *block)
+{
+    return WEFT_BTL_HAS_OP(m, attach_counters) ? m->ops->attach_counters(m, block) : WEFT_ERR_NOT_SUPPORTED;
+}
+
 /* ---- for whoever owns the module (the runtime, a test harness) ------- */
 
 /* NULL when module m, as init() returned it, may be used; else why not

@@ -224,3 +224,41 @@ TEST(UniqueFd, ClosesOnceAndHandsOver)
 }
 
 } // namespace
+
+// The op attach_counters (btl.h): what a module counted before moves into
+// the runtime's block, which it then counts in; a block smaller than the
+// module's struct is refused and the module keeps its own.
+TEST_F(BtlBase, CountersMoveIntoTheAttachedBlock)
+{
+    ToyModule toy(nullptr);
+    weft_btl_module_t *m = toy.c_module();
+    ASSERT_TRUE(WEFT_BTL_HAS_OP(m, attach_counters));
+    EXPECT_EQ(toy.again(), WEFT_ERR_AGAIN);
+    toy.count_failure("the peer went away");
+
+    weft_btl_counters_t small{};
+    small.size = offsetof(weft_btl_counters_t, again);
+    EXPECT_EQ(weft_btl_attach_counters(m, &small), WEFT_ERR_NOT_SUPPORTED);
+    EXPECT_EQ(small.failures, 0u);
+    EXPECT_EQ(weft_btl_attach_counters(m, nullptr), WEFT_ERR_NOT_SUPPORTED);
+
+    weft_btl_counters_t block{};
+    block.size = sizeof block;
+    ASSERT_EQ(weft_btl_attach_counters(m, &block), WEFT_SUCCESS);
+    EXPECT_EQ(block.size, sizeof block);
+    EXPECT_EQ(block.again, 1u);
+    EXPECT_EQ(block.failures, 1u);
+    EXPECT_STREQ(block.last_failure, "the peer went away");
+    toy.count_state(WEFT_BTL_EP_CONNECTED, "");
+    toy.count_state(WEFT_BTL_EP_CLOSED, "bye");
+    toy.count_state(WEFT_BTL_EP_FAILED, "reset by peer");
+    toy.again();
+    EXPECT_EQ(block.connects, 1u);
+    EXPECT_EQ(block.failures, 2u);
+    EXPECT_STREQ(block.last_failure, "reset by peer");
+    EXPECT_EQ(block.again, 2u);
+    EXPECT_EQ(&toy.counters(), &block);
+
+    OtherModule other;
+    EXPECT_EQ(weft::btl::Ops<ToyModule>::attach_counters(other.c_module(), &block), WEFT_ERR_BAD_PARAM);
+}

@@ -612,7 +612,9 @@ TEST(Openib, RegistrationFailureCountsWhatIsAlreadyRegistered)
     VerbsPd verbs;
     if (!verbs.pd())
         GTEST_SKIP() << "no RDMA device to allocate a protection domain on";
-    weft::openib::RegCache cache(verbs.pd(), verbs.name() + ":1", size_t{1} << 30, false);
+    weft_btl_counters_t counters{};
+    weft_btl_counters_t *counted = &counters;
+    weft::openib::RegCache cache(verbs.pd(), verbs.name() + ":1", size_t{1} << 30, false, &counted);
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     std::vector<std::byte> fine(3 * page);
     std::string why;
@@ -621,6 +623,11 @@ TEST(Openib, RegistrationFailureCountsWhatIsAlreadyRegistered)
     weft::openib::RegCache::Region *ok = cache.acquire(aligned, 2 * page, &why);
     ASSERT_NE(ok, nullptr) << why;
     ASSERT_EQ(cache.registered_bytes(), 2 * page);
+    weft::openib::RegCache::Region *again = cache.acquire(aligned + 1, page, &why);   // inside it: a hit
+    EXPECT_EQ(again, ok);
+    cache.release(again);
+    EXPECT_EQ(counters.registrations, 1u);
+    EXPECT_EQ(counters.reg_cache_hits, 1u);
 
     Unpinnable memory(8 * page);
     ASSERT_NE(memory.addr(), nullptr);
@@ -632,6 +639,7 @@ TEST(Openib, RegistrationFailureCountsWhatIsAlreadyRegistered)
     EXPECT_NE(why.find("(ulimit -l) is " + weft::openib::memlock_limit_text()), std::string::npos) << why;
     EXPECT_NE(why.find("limits.conf"), std::string::npos) << why;
     // A refused registration is not counted or kept.
+    EXPECT_EQ(counters.registrations, 1u);
     EXPECT_EQ(cache.registered_bytes(), 2 * page);
     EXPECT_EQ(cache.regions(), 1u);
     cache.release(ok);
