@@ -62,6 +62,9 @@ intercomm        1
 win_atomic       1
 win_epochs       1
 win_osu          1
+
+# (mpi4py's cases)
+datatypes_dist   1
 "
 # Programs whose job must end in failure.
 EXPECT_ABORT="errors_fatal"
