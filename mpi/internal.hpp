@@ -184,6 +184,9 @@ struct Group {
 };
 
 struct Topology;   // topo.hpp
+namespace coll {
+class ScheduleCache;   // coll_sched.hpp
+}
 
 struct Comm {
     int handle = 0;
@@ -214,6 +217,9 @@ struct Comm {
     uint32_t coll_context() const { return context + 1; }
     // Nonblocking and persistent collectives begun on it: their tags (coll_sched).
     uint32_t schedules_begun = 0;
+    // Its nonblocking collectives' schedules kept for the next call with the
+    // same arguments (coll_sched); made on first use.
+    std::shared_ptr<coll::ScheduleCache> schedule_cache;
 };
 
 Group *group(MPI_Group h);   // null: not a group (MPI_GROUP_EMPTY is one)
