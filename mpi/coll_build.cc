@@ -23,8 +23,6 @@
 
 namespace weft::mpi::coll {
 
-namespace {
-
 int check_reduction(const Ctx &cx, Schedule &s, int count, MPI_Datatype th, MPI_Op op, Reducer **red)
 {
     int rc = 0;
@@ -34,6 +32,8 @@ int check_reduction(const Ctx &cx, Schedule &s, int count, MPI_Datatype th, MPI_
     *red = &s.reducer();
     return (*red)->init(cx, s.keep(*t), th, count, op);
 }
+
+namespace {
 
 // The binomial tree of a reduction toward `root` in virtual ranks
 // (rank - root): acc (loaded) ends holding the subtree's result; the root's

@@ -144,12 +144,16 @@ private:
 
 // Tags of the blocking collectives that run a schedule.
 enum ScheduleTag : int {
-    kTagReduceScatter = 32, kTagScan, kTagExscan, kTagAlltoallw, kTagUserReduce, kTagUserAllreduce
+    kTagReduceScatter = 32, kTagScan, kTagExscan, kTagAlltoallw, kTagUserReduce, kTagUserAllreduce,
+    kTagInter   // every blocking collective on an intercommunicator (coll_inter.cc)
 };
 // A fresh tag for a nonblocking or persistent collective on c: every member
 // starts c's collectives in the same order, so the n-th one gets the same
 // tag everywhere, and no two outstanding ones share it.
 int next_tag(Comm &c);
+
+// A reduction's checks (datatype, count, op) and s's reducer for them, in *red.
+int check_reduction(const Ctx &cx, Schedule &s, int count, MPI_Datatype th, MPI_Op op, Reducer **red);
 
 // Builders: the MPI checks of each collective (an MPI error class, raised
 // on cx), then its steps into s. They read the count and displacement

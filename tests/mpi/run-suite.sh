@@ -65,6 +65,7 @@ win_osu          1
 
 # (mpi4py's cases)
 datatypes_dist   1
+intercomm_coll   2
 "
 # Programs whose job must end in failure.
 EXPECT_ABORT="errors_fatal"
