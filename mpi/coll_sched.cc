@@ -320,11 +320,9 @@ bool Schedule::advance(bool post_only)
 int Schedule::run()
 {
     wait();
-    while (!advance()) {
-        weft_progress();
-        if (g_service)
-            g_service();
-    }
+    int idle = 0;
+    while (!advance())
+        wait_pass(&idle);
     return error_;
 }
 
