@@ -17,6 +17,7 @@
 #include <string>
 
 #include "mpi/coll.hpp"
+#include "mpi/coll_inter.hpp"
 #include "mpi/coll_sched.hpp"
 #include "mpi/internal.hpp"
 
@@ -147,7 +148,7 @@ WEFT_MPI_WEAK(Barrier)
 int PMPI_Barrier(MPI_Comm h)
 {
     MPI_THREAD_GUARD;
-    COLL_COMM("MPI_Barrier", h);
+    COLL_COMM_OR_INTER("MPI_Barrier", h, inter::barrier(cx));
     if (int rc = barrier(*c))
         return fail(cx, rc);
     return MPI_SUCCESS;
@@ -157,7 +158,7 @@ WEFT_MPI_WEAK(Bcast)
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype th, int root, MPI_Comm h)
 {
     MPI_THREAD_GUARD;
-    COLL_COMM("MPI_Bcast", h);
+    COLL_COMM_OR_INTER("MPI_Bcast", h, inter::bcast(cx, buffer, count, th, root));
     int rc = 0;
     const Datatype *t = check_type(cx, th, count, &rc);
     if (!t)
@@ -210,7 +211,7 @@ WEFT_MPI_WEAK(Reduce)
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, int root, MPI_Comm h)
 {
     MPI_THREAD_GUARD;
-    COLL_COMM("MPI_Reduce", h);
+    COLL_COMM_OR_INTER("MPI_Reduce", h, inter::reduce(cx, sendbuf, recvbuf, count, th, op, root));
     if (user_op(op))   // a schedule applies user-defined operations in rank order (coll_build.cc)
         return run_schedule(cx, kTagUserReduce, [&](Schedule &s) {
             return build_reduce(cx, s, sendbuf, recvbuf, count, th, op, root);
@@ -256,7 +257,7 @@ WEFT_MPI_WEAK(Allreduce)
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, MPI_Op op, MPI_Comm h)
 {
     MPI_THREAD_GUARD;
-    COLL_COMM("MPI_Allreduce", h);
+    COLL_COMM_OR_INTER("MPI_Allreduce", h, inter::allreduce(cx, sendbuf, recvbuf, count, th, op));
     if (user_op(op))
         return run_schedule(cx, kTagUserAllreduce,
                             [&](Schedule &s) { return build_allreduce(cx, s, sendbuf, recvbuf, count, th, op); });
@@ -342,7 +343,9 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm h)
 {
     MPI_THREAD_GUARD;
-    COLL_COMM("MPI_Gatherv", h);
+    COLL_COMM_OR_INTER(
+        "MPI_Gatherv", h,
+        inter::gatherv(cx, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root));
     int rc = 0;
     if ((rc = check_root(cx, root)))
         return rc;
@@ -388,7 +391,7 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                MPI_Datatype recvtype, int root, MPI_Comm h)
 {
     MPI_THREAD_GUARD;
-    COLL_COMM("MPI_Gather", h);
+    COLL_COMM_ANY("MPI_Gather", h);   // the v-form takes intercommunicators
     std::vector<int> counts(static_cast<size_t>(c->size), recvcount), displs(static_cast<size_t>(c->size));
     for (int r = 0; r < c->size; ++r)
         displs[r] = r * recvcount;
@@ -400,7 +403,9 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm h)
 {
     MPI_THREAD_GUARD;
-    COLL_COMM("MPI_Scatterv", h);
+    COLL_COMM_OR_INTER(
+        "MPI_Scatterv", h,
+        inter::scatterv(cx, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root));
     int rc = 0;
     if ((rc = check_root(cx, root)))
         return rc;
@@ -445,7 +450,7 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                 MPI_Datatype recvtype, int root, MPI_Comm h)
 {
     MPI_THREAD_GUARD;
-    COLL_COMM("MPI_Scatter", h);
+    COLL_COMM_ANY("MPI_Scatter", h);   // the v-form takes intercommunicators
     std::vector<int> counts(static_cast<size_t>(c->size), sendcount), displs(static_cast<size_t>(c->size));
     for (int r = 0; r < c->size; ++r)
         displs[r] = r * sendcount;
@@ -457,7 +462,9 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                    const int displs[], MPI_Datatype recvtype, MPI_Comm h)
 {
     MPI_THREAD_GUARD;
-    COLL_COMM("MPI_Allgatherv", h);
+    COLL_COMM_OR_INTER(
+        "MPI_Allgatherv", h,
+        inter::allgatherv(cx, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype));
     int rc = 0;
     const bool in_place = sendbuf == MPI_IN_PLACE;
     const Datatype *st = nullptr;
@@ -491,7 +498,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                   MPI_Datatype recvtype, MPI_Comm h)
 {
     MPI_THREAD_GUARD;
-    COLL_COMM("MPI_Allgather", h);
+    COLL_COMM_ANY("MPI_Allgather", h);   // the v-form takes intercommunicators
     std::vector<int> counts(static_cast<size_t>(c->size), recvcount), displs(static_cast<size_t>(c->size));
     for (int r = 0; r < c->size; ++r)
         displs[r] = r * recvcount;
@@ -503,7 +510,9 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm h)
 {
     MPI_THREAD_GUARD;
-    COLL_COMM("MPI_Alltoallv", h);
+    COLL_COMM_OR_INTER(
+        "MPI_Alltoallv", h,
+        inter::alltoallv(cx, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype));
     int rc = 0;
     const Datatype *rt = check_type(cx, recvtype, 0, &rc, "recvtype");
     if (!rt)
@@ -557,7 +566,7 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                  MPI_Datatype recvtype, MPI_Comm h)
 {
     MPI_THREAD_GUARD;
-    COLL_COMM("MPI_Alltoall", h);
+    COLL_COMM_ANY("MPI_Alltoall", h);   // the v-form takes intercommunicators
     const size_t p = static_cast<size_t>(c->size);
     std::vector<int> sc(p, sendcount), sd(p), rc_(p, recvcount), rd(p);
     for (size_t r = 0; r < p; ++r) {

@@ -19,16 +19,26 @@ struct Ctx {
     Comm *c;
 };
 
-#define COLL_COMM(fn, h)                                                                           \
+// A collective's first step: MPI is up and h names a communicator (c, and
+// cx for the checks). COLL_COMM refuses an intercommunicator;
+// COLL_COMM_ANY takes one too (a collective built on another that
+// dispatches), COLL_COMM_OR_INTER returns inter_call for one (coll_inter.cc).
+#define COLL_COMM_ANY(fn, h)                                                                       \
     MPI_NEED_INIT(fn);                                                                             \
     Comm *c = comm(h);                                                                             \
     if (!c)                                                                                        \
         return raise(nullptr, MPI_ERR_COMM, fn,                                                    \
                      h == MPI_COMM_NULL ? std::string("the communicator is MPI_COMM_NULL")         \
                                         : "communicator " + std::to_string(h) + " is not valid");  \
-    if (c->inter)                                                                                  \
-        return refuse_intercomm(c, fn);                                                            \
     [[maybe_unused]] const Ctx cx{fn, c}
+#define COLL_COMM(fn, h)                                                                           \
+    COLL_COMM_ANY(fn, h);                                                                          \
+    if (c->inter)                                                                                  \
+    return refuse_intercomm(c, fn)
+#define COLL_COMM_OR_INTER(fn, h, inter_call)                                                      \
+    COLL_COMM_ANY(fn, h);                                                                          \
+    if (c->inter)                                                                                  \
+    return inter_call
 
 inline int fail(const Ctx &cx, int weft_rc)
 {

@@ -7,7 +7,8 @@
 //    at once and combined in rank order; a non-commutative operation uses
 //    the tree rooted at rank 0 (so rank order is the tree's order), which
 //    then hands the result to the root;
-//  - Allreduce: recursive doubling, extra ranks folded in first;
+//  - Allreduce: recursive doubling, extra ranks folded in first; at most 8
+//    ranks and 2 KiB, one round: everyone's data to everyone (below);
 //  - Reduce_scatter(_block): Reduce to rank 0, then Scatterv;
 //  - Scan / Exscan: recursive doubling on prefixes (partner rank ^ mask);
 //  - Gather(v) / Scatter(v): the root posts every receive (send) at once;
@@ -23,8 +24,6 @@
 
 namespace weft::mpi::coll {
 
-namespace {
-
 int check_reduction(const Ctx &cx, Schedule &s, int count, MPI_Datatype th, MPI_Op op, Reducer **red)
 {
     int rc = 0;
@@ -34,6 +33,8 @@ int check_reduction(const Ctx &cx, Schedule &s, int count, MPI_Datatype th, MPI_
     *red = &s.reducer();
     return (*red)->init(cx, s.keep(*t), th, count, op);
 }
+
+namespace {
 
 // The binomial tree of a reduction toward `root` in virtual ranks
 // (rank - root): acc (loaded) ends holding the subtree's result; the root's
@@ -58,6 +59,34 @@ void reduce_tree(Schedule &s, const Reducer &red, std::byte *acc, int root)
         s.send(acc, red.bytes(), (vr - mask + root) % p);
         s.wait();
     }
+}
+
+// Few ranks and little data: an allreduce in one round. Every rank sends
+// its data to every other at once and combines all p in rank order, so
+// nothing waits on an earlier round: a nonblocking one's data all moves
+// while the program computes (recursive doubling's later rounds can only
+// start inside an MPI call), and every rank computes the same left fold.
+constexpr int kDirectRanks = 8;
+constexpr size_t kDirectBytes = 2048;
+
+void direct_allreduce(Schedule &s, const Reducer &red, std::byte *acc, void *recvbuf)
+{
+    const int p = s.size(), me = s.rank();
+    const size_t bytes = red.bytes();
+    std::vector<std::byte *> parts(static_cast<size_t>(p));
+    for (int r = 0; r < p; ++r)
+        parts[r] = r == me ? acc : s.scratch(bytes);
+    for (int k = 1; k < p; ++k) {
+        const int to = (me + k) % p, from = (me - k + p) % p;
+        s.send(acc, bytes, to);
+        s.recv(parts[from], bytes, from);
+    }
+    s.wait();   // acc has left too: it may be overwritten now
+    s.local([&red, parts, recvbuf] {
+        for (size_t r = 1; r < parts.size(); ++r)
+            red.combine(parts[0], parts[r], parts[0]);
+        red.store(parts[0], recvbuf);
+    });
 }
 
 } // namespace
@@ -149,10 +178,15 @@ int build_allreduce(const Ctx &cx, Schedule &s, const void *sendbuf, void *recvb
     if (count == 0)
         return MPI_SUCCESS;
     const size_t bytes = red->bytes();
-    std::byte *acc = s.scratch(bytes), *tmp = s.scratch(bytes);
+    std::byte *acc = s.scratch(bytes);
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     s.local([=] { red->load(in, acc); });
     const int p = s.size(), me = s.rank();
+    if (p <= kDirectRanks && bytes <= kDirectBytes) {
+        direct_allreduce(s, *red, acc, recvbuf);
+        return MPI_SUCCESS;
+    }
+    std::byte *tmp = s.scratch(bytes);
     int p2 = 1;
     while (p2 * 2 <= p)
         p2 *= 2;

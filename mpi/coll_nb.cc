@@ -15,6 +15,22 @@ using namespace weft::mpi::coll;
 
 namespace {
 
+// The regular nonblocking collectives, whose schedules a communicator keeps
+// (ScheduleKey).
+enum Keyed : int {
+    kIbarrier = 1,
+    kIbcast,
+    kIreduce,
+    kIallreduce,
+    kIgather,
+    kIscatter,
+    kIallgather,
+    kIalltoall,
+    kIreduceScatterBlock,
+    kIscan,
+    kIexscan
+};
+
 // Nonblocking (persistent false) or persistent: the request to return.
 template <class Build>
 int begin(const Ctx &cx, MPI_Comm h, MPI_Request *req, bool persistent, Build build)
@@ -177,7 +193,8 @@ int PMPI_Ibarrier(MPI_Comm h, MPI_Request *req)
 {
     MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ibarrier", h);
-    return begin(cx, h, req, false, [&](Schedule &s) { return build_barrier(s); });
+    return start_keyed(cx, h, schedule_key(kIbarrier, {}, MPI_OP_NULL), req,
+                       [&](Schedule &s) { return build_barrier(s); });
 }
 
 WEFT_MPI_WEAK(Barrier_init)
@@ -194,7 +211,8 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype th, int root, MPI_Comm h, 
 {
     MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ibcast", h);
-    return begin(cx, h, req, false, [&](Schedule &s) { return build_bcast(cx, s, buffer, count, th, root); });
+    return start_keyed(cx, h, schedule_key(kIbcast, {th}, MPI_OP_NULL, buffer, count, th, root), req,
+                       [&](Schedule &s) { return build_bcast(cx, s, buffer, count, th, root); });
 }
 
 WEFT_MPI_WEAK(Bcast_init)
@@ -212,9 +230,9 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th,
 {
     MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ireduce", h);
-    return begin(cx, h, req, false, [&](Schedule &s) {
-        return build_reduce(cx, s, sendbuf, recvbuf, count, th, op, root);
-    });
+    return start_keyed(
+        cx, h, schedule_key(kIreduce, {th}, op, sendbuf, recvbuf, count, th, op, root), req,
+        [&](Schedule &s) { return build_reduce(cx, s, sendbuf, recvbuf, count, th, op, root); });
 }
 
 WEFT_MPI_WEAK(Reduce_init)
@@ -235,9 +253,8 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 {
     MPI_THREAD_GUARD;
     COLL_COMM("MPI_Iallreduce", h);
-    return begin(cx, h, req, false, [&](Schedule &s) {
-        return build_allreduce(cx, s, sendbuf, recvbuf, count, th, op);
-    });
+    return start_keyed(cx, h, schedule_key(kIallreduce, {th}, op, sendbuf, recvbuf, count, th, op), req,
+                       [&](Schedule &s) { return build_allreduce(cx, s, sendbuf, recvbuf, count, th, op); });
 }
 
 WEFT_MPI_WEAK(Allreduce_init)
@@ -258,11 +275,14 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     MPI_THREAD_GUARD;
     COLL_COMM("MPI_Igather", h);
-    const Regular g(c->size, recvcount);
-    return begin(cx, h, req, false, [&](Schedule &s) {
-        return build_gatherv(cx, s, sendbuf, sendcount, sendtype, recvbuf, g.counts.data(), g.displs.data(), recvtype,
-               root);
-    });
+    return start_keyed(cx, h,
+                       schedule_key(kIgather, {sendtype, recvtype}, MPI_OP_NULL, sendbuf, sendcount, sendtype,
+                                    recvbuf, recvcount, recvtype, root),
+                       req, [&](Schedule &s) {
+                           const Regular g(c->size, recvcount);
+                           return build_gatherv(cx, s, sendbuf, sendcount, sendtype, recvbuf, g.counts.data(),
+                                                g.displs.data(), recvtype, root);
+                       });
 }
 
 WEFT_MPI_WEAK(Gather_init)
@@ -309,11 +329,14 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     MPI_THREAD_GUARD;
     COLL_COMM("MPI_Iscatter", h);
-    const Regular g(c->size, sendcount);
-    return begin(cx, h, req, false, [&](Schedule &s) {
-        return build_scatterv(cx, s, sendbuf, g.counts.data(), g.displs.data(), sendtype, recvbuf, recvcount,
-               recvtype, root);
-    });
+    return start_keyed(cx, h,
+                       schedule_key(kIscatter, {sendtype, recvtype}, MPI_OP_NULL, sendbuf, sendcount,
+                                    sendtype, recvbuf, recvcount, recvtype, root),
+                       req, [&](Schedule &s) {
+                           const Regular g(c->size, sendcount);
+                           return build_scatterv(cx, s, sendbuf, g.counts.data(), g.displs.data(), sendtype,
+                                                 recvbuf, recvcount, recvtype, root);
+                       });
 }
 
 WEFT_MPI_WEAK(Scatter_init)
@@ -360,11 +383,14 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 {
     MPI_THREAD_GUARD;
     COLL_COMM("MPI_Iallgather", h);
-    const Regular g(c->size, recvcount);
-    return begin(cx, h, req, false, [&](Schedule &s) {
-        return build_allgatherv(cx, s, sendbuf, sendcount, sendtype, recvbuf, g.counts.data(), g.displs.data(),
-               recvtype);
-    });
+    return start_keyed(cx, h,
+                       schedule_key(kIallgather, {sendtype, recvtype}, MPI_OP_NULL, sendbuf, sendcount,
+                                    sendtype, recvbuf, recvcount, recvtype),
+                       req, [&](Schedule &s) {
+                           const Regular g(c->size, recvcount);
+                           return build_allgatherv(cx, s, sendbuf, sendcount, sendtype, recvbuf,
+                                                   g.counts.data(), g.displs.data(), recvtype);
+                       });
 }
 
 WEFT_MPI_WEAK(Allgather_init)
@@ -411,9 +437,12 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
     MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ialltoall", h);
-    return begin(cx, h, req, false, [&](Schedule &s) {
-        return alltoall(cx, s, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-    });
+    return start_keyed(cx, h,
+                       schedule_key(kIalltoall, {sendtype, recvtype}, MPI_OP_NULL, sendbuf, sendcount,
+                                    sendtype, recvbuf, recvcount, recvtype),
+                       req, [&](Schedule &s) {
+                           return alltoall(cx, s, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+                       });
 }
 
 WEFT_MPI_WEAK(Alltoall_init)
@@ -507,9 +536,9 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 {
     MPI_THREAD_GUARD;
     COLL_COMM("MPI_Ireduce_scatter_block", h);
-    return begin(cx, h, req, false, [&](Schedule &s) {
-        return reduce_scatter_block(cx, s, sendbuf, recvbuf, recvcount, th, op);
-    });
+    return start_keyed(
+        cx, h, schedule_key(kIreduceScatterBlock, {th}, op, sendbuf, recvbuf, recvcount, th, op), req,
+        [&](Schedule &s) { return reduce_scatter_block(cx, s, sendbuf, recvbuf, recvcount, th, op); });
 }
 
 WEFT_MPI_WEAK(Reduce_scatter_block_init)
@@ -530,9 +559,9 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, M
 {
     MPI_THREAD_GUARD;
     COLL_COMM("MPI_Iscan", h);
-    return begin(cx, h, req, false, [&](Schedule &s) {
-        return build_scan(cx, s, sendbuf, recvbuf, count, th, op, false);
-    });
+    return start_keyed(
+        cx, h, schedule_key(kIscan, {th}, op, sendbuf, recvbuf, count, th, op), req,
+        [&](Schedule &s) { return build_scan(cx, s, sendbuf, recvbuf, count, th, op, false); });
 }
 
 WEFT_MPI_WEAK(Scan_init)
@@ -553,9 +582,8 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th,
 {
     MPI_THREAD_GUARD;
     COLL_COMM("MPI_Iexscan", h);
-    return begin(cx, h, req, false, [&](Schedule &s) {
-        return build_scan(cx, s, sendbuf, recvbuf, count, th, op, true);
-    });
+    return start_keyed(cx, h, schedule_key(kIexscan, {th}, op, sendbuf, recvbuf, count, th, op), req,
+                       [&](Schedule &s) { return build_scan(cx, s, sendbuf, recvbuf, count, th, op, true); });
 }
 
 WEFT_MPI_WEAK(Exscan_init)

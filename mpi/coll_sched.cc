@@ -145,6 +145,7 @@ Schedule::Schedule(const Comm &c, int tag)
 
 std::byte *Schedule::scratch(size_t bytes)
 {
+    scratch_bytes_ += bytes;
     scratch_.emplace_back(bytes);
     return scratch_.back().data();
 }
@@ -258,6 +259,20 @@ bool Schedule::test_pending()
     return all;
 }
 
+void Schedule::settle_send(weft_request_t *r)
+{
+    // An eager send is complete once posted: done with it now rather than
+    // at the next wait's test. One that is not gets a progress pass here
+    // (weft_test's), which may be what it needs to leave.
+    int done = 0;
+    weft_msg_status_t st{};
+    const int rc = weft_test(r, &done, &st);
+    if (rc != WEFT_SUCCESS || (done && st.error != WEFT_SUCCESS))
+        error_ = rc != WEFT_SUCCESS ? rc : st.error;
+    if (done || rc != WEFT_SUCCESS)
+        *r = WEFT_REQUEST_NULL;
+}
+
 bool Schedule::advance(bool post_only)
 {
     for (;;) {
@@ -284,6 +299,8 @@ bool Schedule::advance(bool post_only)
         switch (st.kind) {
         case Step::Kind::Send:
             error_ = weft_isend_ctx(st.buf, st.bytes, world_[static_cast<size_t>(st.peer)], tag_, context_, 0, &r);
+            if (error_ == WEFT_SUCCESS)
+                settle_send(&r);
             break;
         case Step::Kind::Recv:
             error_ = weft_irecv_ctx(st.buf, st.bytes, world_[static_cast<size_t>(st.peer)], tag_, context_, &r);
@@ -303,11 +320,9 @@ bool Schedule::advance(bool post_only)
 int Schedule::run()
 {
     wait();
-    while (!advance()) {
-        weft_progress();
-        if (g_service)
-            g_service();
-    }
+    int idle = 0;
+    while (!advance())
+        wait_pass(&idle);
     return error_;
 }
 
@@ -320,13 +335,11 @@ public:
     // Shared: a persistent collective's recipe keeps the schedule for the
     // next MPI_Start while a round freed by MPI_Request_free runs on.
     explicit ScheduleOp(std::shared_ptr<Schedule> s) : s_(std::move(s)) {}
-    // Posts the first round and lets weft move it once (a send may need a
-    // progress pass to leave); testing it now would only cost more passes.
-    void post()
-    {
-        s_->advance(true);
-        weft_progress();
-    }
+    // Posts the first round (a send that did not go out at once got a
+    // progress pass as it was posted). Testing the receives now would only
+    // cost passes: nothing posted can be done yet, and every cost here is
+    // the program's, before its computation starts.
+    void post() { s_->advance(true); }
     bool progress(MPI_Status *status) override
     {
         if (!s_->advance())
@@ -360,13 +373,51 @@ private:
 
 } // namespace
 
-int start_schedule(const Ctx &, MPI_Comm h, std::unique_ptr<Schedule> s, MPI_Request *out)
+int launch_schedule(MPI_Comm h, std::shared_ptr<Schedule> s, MPI_Request *out)
 {
-    s->wait();
-    auto op = std::make_unique<ScheduleOp>(std::shared_ptr<Schedule>(std::move(s)));
+    s->reset();
+    auto op = std::make_unique<ScheduleOp>(std::move(s));
     op->post();   // the first round goes out now
     *out = start_operation(std::move(op), h);
     return MPI_SUCCESS;
+}
+
+int start_schedule(const Ctx &, MPI_Comm h, std::unique_ptr<Schedule> s, MPI_Request *out)
+{
+    s->wait();
+    return launch_schedule(h, std::shared_ptr<Schedule>(std::move(s)), out);
+}
+
+// ---------------------------------------------------------------- kept schedules
+
+ScheduleKey make_schedule_key(int collective, std::initializer_list<std::intptr_t> args,
+                              std::initializer_list<MPI_Datatype> types, MPI_Op op)
+{
+    ScheduleKey k;
+    k.words[0] = collective;
+    size_t i = 1;
+    for (std::intptr_t a : args)
+        if (i < k.words.size())
+            k.words[i++] = a;
+    k.cacheable = args.size() < k.words.size() && op < kFirstUserOp;
+    for (MPI_Datatype t : types)
+        k.cacheable = k.cacheable && static_cast<unsigned>(t) < static_cast<unsigned>(kFirstDerivedType);
+    return k;
+}
+
+std::shared_ptr<Schedule> ScheduleCache::find(uint32_t context, const ScheduleKey &key)
+{
+    for (Entry &e : entries_)
+        // Only the cache holds an idle one: a running one's operation holds it too.
+        if (e.s && e.key == key && e.s.use_count() == 1 && e.s->context() == context)
+            return e.s;
+    return nullptr;
+}
+
+void ScheduleCache::keep(const ScheduleKey &key, std::shared_ptr<Schedule> s)
+{
+    entries_[next_] = {key, std::move(s)};
+    next_ = (next_ + 1) % kEntries;
 }
 
 int persist_schedule(const Ctx &, MPI_Comm h, std::unique_ptr<Schedule> s, MPI_Request *out)

@@ -11,7 +11,10 @@
 // contents of that moment.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -92,8 +95,15 @@ public:
     // Later steps start once everything posted before is complete.
     void wait();
 
+    // Bytes of scratch() memory it holds.
+    size_t scratch_bytes() const { return scratch_bytes_; }
+    // The communicator's collective context it runs on.
+    uint32_t context() const { return context_; }
+
     // ---- running
     void reset();
+    // The tag of the next run (a kept schedule started again).
+    void retag(int tag) { tag_ = tag; }
     // Posts and tests without blocking; true once every step is done (or
     // a transfer failed: error() then says how). post_only: stop at the
     // first wait without testing (a collective's start: what it posted
@@ -112,6 +122,7 @@ private:
         std::function<void()> fn;
     };
     bool test_pending();
+    void settle_send(weft_request_t *r);
     void abandon();
 
     uint32_t context_;
@@ -121,6 +132,7 @@ private:
     std::vector<Step> steps_;
     std::vector<std::function<void()>> unpacks_;   // for the next wait
     std::vector<std::vector<std::byte>> scratch_;
+    size_t scratch_bytes_ = 0;
     std::vector<std::unique_ptr<Datatype>> types_;
     std::unique_ptr<Reducer> reducer_;
     // running state
@@ -132,12 +144,16 @@ private:
 
 // Tags of the blocking collectives that run a schedule.
 enum ScheduleTag : int {
-    kTagReduceScatter = 32, kTagScan, kTagExscan, kTagAlltoallw, kTagUserReduce, kTagUserAllreduce
+    kTagReduceScatter = 32, kTagScan, kTagExscan, kTagAlltoallw, kTagUserReduce, kTagUserAllreduce,
+    kTagInter   // every blocking collective on an intercommunicator (coll_inter.cc)
 };
 // A fresh tag for a nonblocking or persistent collective on c: every member
 // starts c's collectives in the same order, so the n-th one gets the same
 // tag everywhere, and no two outstanding ones share it.
 int next_tag(Comm &c);
+
+// A reduction's checks (datatype, count, op) and s's reducer for them, in *red.
+int check_reduction(const Ctx &cx, Schedule &s, int count, MPI_Datatype th, MPI_Op op, Reducer **red);
 
 // Builders: the MPI checks of each collective (an MPI error class, raised
 // on cx), then its steps into s. They read the count and displacement
@@ -180,8 +196,83 @@ int run_schedule(const Ctx &cx, int tag, Build build)
     return MPI_SUCCESS;
 }
 
-// A nonblocking collective: s becomes an active request (advanced once now).
+// s (built, ending in a wait) becomes an active request on h, its first
+// round posted now.
+int launch_schedule(MPI_Comm h, std::shared_ptr<Schedule> s, MPI_Request *out);
+// A nonblocking collective: s becomes an active request (its first round
+// posted now).
 int start_schedule(const Ctx &cx, MPI_Comm h, std::unique_ptr<Schedule> s, MPI_Request *out);
+
+// What a regular nonblocking collective's schedule was built from: which
+// collective, and every argument (buffers, counts, datatypes, op, root).
+// Only schedules of predefined datatypes and operations are kept: a
+// derived datatype's or user operation's handle may name another one later.
+struct ScheduleKey {
+    std::array<std::intptr_t, 10> words{};
+    bool cacheable = false;
+    bool operator==(const ScheduleKey &o) const { return words == o.words; }
+};
+ScheduleKey make_schedule_key(int collective, std::initializer_list<std::intptr_t> args,
+                              std::initializer_list<MPI_Datatype> types, MPI_Op op);
+template <class T>
+std::intptr_t key_word(T *p)
+{
+    return reinterpret_cast<std::intptr_t>(p);
+}
+inline std::intptr_t key_word(int v) { return v; }
+// The key of `collective` called with args, whose datatypes are types and
+// operation op (MPI_OP_NULL: none).
+template <class... Args>
+ScheduleKey schedule_key(int collective, std::initializer_list<MPI_Datatype> types, MPI_Op op, Args... args)
+{
+    return make_schedule_key(collective, {key_word(args)...}, types, op);
+}
+
+// A communicator's kept schedules: the start of a nonblocking collective
+// called again with the same arguments (a loop's usual case) rewinds the
+// schedule it built last time instead of building it again.
+class ScheduleCache {
+public:
+    // The kept schedule for key on context, if one is and it is not running.
+    std::shared_ptr<Schedule> find(uint32_t context, const ScheduleKey &key);
+    void keep(const ScheduleKey &key, std::shared_ptr<Schedule> s);
+
+private:
+    static constexpr size_t kEntries = 16;
+    struct Entry {
+        ScheduleKey key;
+        std::shared_ptr<Schedule> s;
+    };
+    std::array<Entry, kEntries> entries_;
+    size_t next_ = 0;   // the entry the next keep() replaces
+};
+// Schedules holding more scratch memory than this are not kept.
+inline constexpr size_t kMaxKeptScratch = 256 * 1024;
+
+// A nonblocking collective whose schedule may be kept: the kept one for key
+// when there is one, else build(s)'s, kept for next time.
+template <class Build>
+int start_keyed(const Ctx &cx, MPI_Comm h, const ScheduleKey &key, MPI_Request *out, Build build)
+{
+    if (!out)
+        return raise(cx.c, MPI_ERR_ARG, cx.fn, "request is NULL");
+    const int tag = next_tag(*cx.c);
+    if (key.cacheable && cx.c->schedule_cache)
+        if (std::shared_ptr<Schedule> s = cx.c->schedule_cache->find(cx.c->coll_context(), key)) {
+            s->retag(tag);
+            return launch_schedule(h, std::move(s), out);
+        }
+    auto s = std::make_shared<Schedule>(*cx.c, tag);
+    if (int rc = build(*s))
+        return rc;
+    s->wait();
+    if (key.cacheable && s->scratch_bytes() <= kMaxKeptScratch) {
+        if (!cx.c->schedule_cache)
+            cx.c->schedule_cache = std::make_shared<ScheduleCache>();
+        cx.c->schedule_cache->keep(key, s);
+    }
+    return launch_schedule(h, std::move(s), out);
+}
 // A persistent collective: an inactive request that MPI_Start runs.
 int persist_schedule(const Ctx &cx, MPI_Comm h, std::unique_ptr<Schedule> s, MPI_Request *out);
 

@@ -3,7 +3,9 @@
 // MPI_Pcontrol, the MPI-1 names that MPI-3 removed but old programs still
 // call (each is its MPI-2 replacement under the old name and argument
 // types), and the datatype helpers MPI_Type_match_size, MPI_Type_size_x,
-// MPI_Type_get_(true_)extent_x and MPI_Type_create_subarray.
+// MPI_Type_get_(true_)extent_x, MPI_Type_create_subarray, MPI_Type_create_darray
+// and MPI_Type_create_hindexed_block.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -278,6 +280,142 @@ int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[]
         ints.insert(ints.end(), a, a + ndims);
     ints.push_back(order);
     return record_contents(rc, newtype, MPI_COMBINER_SUBARRAY, std::move(ints), {}, {oldtype});
+}
+
+} // extern "C"
+
+namespace {
+
+// The elements [start, start + length) of one dimension of a distributed
+// array that a process holds.
+struct Run {
+    int start, length;
+};
+
+// Dimension d's runs for grid coordinate r, or an MPI_ERR_ARG raised.
+int darray_runs(const char *fn, int d, int gsize, int distrib, int darg, int psize, int r, std::vector<Run> *runs)
+{
+    const std::string where = "dimension " + std::to_string(d) + ": ";
+    switch (distrib) {
+    case MPI_DISTRIBUTE_NONE:
+        if (psize != 1)
+            return raise(nullptr, MPI_ERR_ARG, fn,
+                         where + "MPI_DISTRIBUTE_NONE needs a process grid size of 1 there, not " + std::to_string(psize));
+        runs->push_back({0, gsize});
+        return MPI_SUCCESS;
+    case MPI_DISTRIBUTE_BLOCK: {
+        if (darg == MPI_DISTRIBUTE_DFLT_DARG)
+            darg = (gsize + psize - 1) / psize;
+        if (darg <= 0 || static_cast<long>(darg) * psize < gsize)
+            return raise(nullptr, MPI_ERR_ARG, fn,
+                         where + "block size " + std::to_string(darg) + " times " + std::to_string(psize) +
+                             " processes does not cover the " + std::to_string(gsize) + " elements");
+        const long start = static_cast<long>(r) * darg;
+        if (start < gsize)
+            runs->push_back({static_cast<int>(start), static_cast<int>(std::min<long>(darg, gsize - start))});
+        return MPI_SUCCESS;
+    }
+    case MPI_DISTRIBUTE_CYCLIC:
+        if (darg == MPI_DISTRIBUTE_DFLT_DARG)
+            darg = 1;
+        if (darg <= 0)
+            return raise(nullptr, MPI_ERR_ARG, fn, where + "cyclic block size " + std::to_string(darg) + " is not positive");
+        for (long start = static_cast<long>(r) * darg; start < gsize; start += static_cast<long>(darg) * psize)
+            runs->push_back({static_cast<int>(start), static_cast<int>(std::min<long>(darg, gsize - start))});
+        return MPI_SUCCESS;
+    default:
+        return raise(nullptr, MPI_ERR_ARG, fn,
+                     where + "distribution " + std::to_string(distrib) +
+                         " is not MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC or MPI_DISTRIBUTE_NONE");
+    }
+}
+
+} // namespace
+
+extern "C" {
+
+// The part of an ndims-dimensional global array of oldtype that process
+// `rank` of a row-major process grid psizes holds (MPI-3.1 4.1.4): per
+// dimension, from the fastest-varying one out, the runs it holds as an
+// hindexed type of the dimensions below, each resized to its whole span;
+// lb 0 and the whole array's extent.
+WEFT_MPI_WEAK(Type_create_darray)
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int gsizes[], const int distribs[], const int dargs[],
+                            const int psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    MPI_THREAD_GUARD;
+    const char *fn = "MPI_Type_create_darray";
+    MPI_NEED_INIT(fn);
+    if (ndims <= 0 || !gsizes || !distribs || !dargs || !psizes || !newtype)
+        return raise(nullptr, MPI_ERR_ARG, fn, "ndims must be positive and the arrays and newtype not NULL");
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return raise(nullptr, MPI_ERR_ARG, fn, "order " + std::to_string(order) + " is not MPI_ORDER_C or "
+                                                                                  "MPI_ORDER_FORTRAN");
+    long grid = 1;
+    for (int d = 0; d < ndims; ++d) {
+        if (gsizes[d] <= 0 || psizes[d] <= 0)
+            return raise(nullptr, MPI_ERR_ARG, fn,
+                         "dimension " + std::to_string(d) + ": global size " + std::to_string(gsizes[d]) +
+                             " and process grid size " + std::to_string(psizes[d]) + " must be positive");
+        grid *= psizes[d];
+    }
+    if (size <= 0 || grid != size || rank < 0 || rank >= size)
+        return raise(nullptr, MPI_ERR_ARG, fn,
+                     "the process grid holds " + std::to_string(grid) + " processes: size is " + std::to_string(size) +
+                         " and rank " + std::to_string(rank) + " (need size = the grid's and 0 <= rank < size)");
+    // The grid is row-major whatever the array's order.
+    std::vector<int> coord(static_cast<size_t>(ndims));
+    for (int d = ndims - 1, rest = rank; d >= 0; --d) {
+        coord[d] = rest % psizes[d];
+        rest /= psizes[d];
+    }
+    MPI_Aint lb, extent;
+    if (int rc = PMPI_Type_get_extent(oldtype, &lb, &extent))
+        return rc;
+    Scratch scratch;
+    MPI_Datatype t = oldtype;
+    MPI_Aint stride = extent;   // one element of the current dimension
+    for (int k = 0; k < ndims; ++k) {
+        const int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
+        std::vector<Run> runs;
+        if (int rc = darray_runs(fn, d, gsizes[d], distribs[d], dargs[d], psizes[d], coord[d], &runs))
+            return rc;
+        std::vector<int> lengths;
+        std::vector<MPI_Aint> displs;
+        for (const Run &run : runs) {
+            lengths.push_back(run.length);
+            displs.push_back(run.start * stride);
+        }
+        MPI_Datatype held, spanned;
+        if (int rc = PMPI_Type_create_hindexed(static_cast<int>(runs.size()), lengths.data(), displs.data(), t, &held))
+            return rc;
+        scratch.types.push_back(held);
+        stride *= gsizes[d];
+        if (int rc = PMPI_Type_create_resized(held, 0, stride, &spanned))
+            return rc;
+        scratch.types.push_back(spanned);
+        t = spanned;
+    }
+    const int rc = PMPI_Type_dup(t, newtype);
+    std::vector<int> ints{size, rank, ndims};
+    for (const int *a : {gsizes, distribs, dargs, psizes})
+        ints.insert(ints.end(), a, a + ndims);
+    ints.push_back(order);
+    return record_contents(rc, newtype, MPI_COMBINER_DARRAY, std::move(ints), {}, {oldtype});
+}
+
+WEFT_MPI_WEAK(Type_create_hindexed_block)
+int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displacements[], MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype)
+{
+    MPI_THREAD_GUARD;
+    MPI_NEED_INIT("MPI_Type_create_hindexed_block");
+    std::vector<int> lengths(static_cast<size_t>(std::max(count, 0)), blocklength);
+    std::vector<MPI_Aint> aints;
+    if (count > 0 && displacements)
+        aints.assign(displacements, displacements + count);
+    return record_contents(PMPI_Type_create_hindexed(count, lengths.data(), displacements, oldtype, newtype), newtype,
+                           MPI_COMBINER_HINDEXED_BLOCK, {count, blocklength}, std::move(aints), {oldtype});
 }
 
 } // extern "C"

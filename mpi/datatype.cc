@@ -623,8 +623,7 @@ int PMPI_Type_set_name(MPI_Datatype h, const char *type_name)
     Datatype *t = datatype(h);
     if (!t)
         return type_error("MPI_Type_set_name", MPI_ERR_TYPE, "not a datatype");
-    if (t->predefined)
-        return type_error("MPI_Type_set_name", MPI_ERR_TYPE, "predefined datatypes keep their names");
+    // Predefined ones too, as MPI_COMM_WORLD's name may be changed (MPI-3.1 6.8).
     t->name = type_name;
     return MPI_SUCCESS;
 }

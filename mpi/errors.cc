@@ -167,6 +167,22 @@ bool errhandler_valid(MPI_Errhandler eh)
 
 using namespace weft::mpi;
 
+namespace {
+
+// MPI_Comm_create_errhandler's and MPI_Win_create_errhandler's work.
+int create_errhandler(const char *fn, MPI_Comm_errhandler_function *function, MPI_Errhandler *eh)
+{
+    MPI_NEED_INIT(fn);
+    if (!function || !eh)
+        return raise(nullptr, MPI_ERR_ARG, fn, "function and errhandler must not be NULL");
+    auto u = std::make_unique<UserErrhandler>();
+    u->fn = function;
+    *eh = g_user_handlers.add(std::move(u));
+    return MPI_SUCCESS;
+}
+
+} // namespace
+
 extern "C" {
 
 WEFT_MPI_WEAK(Error_string)
@@ -235,13 +251,17 @@ WEFT_MPI_WEAK(Comm_create_errhandler)
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errhandler *eh)
 {
     MPI_THREAD_GUARD;
-    MPI_NEED_INIT("MPI_Comm_create_errhandler");
-    if (!function || !eh)
-        return raise(nullptr, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "function and errhandler must not be NULL");
-    auto u = std::make_unique<UserErrhandler>();
-    u->fn = function;
-    *eh = g_user_handlers.add(std::move(u));
-    return MPI_SUCCESS;
+    return create_errhandler("MPI_Comm_create_errhandler", function, eh);
+}
+
+// A window's handler: the same table; raise_on_handler calls it with the
+// window (is_win) in the Win function's signature.
+WEFT_MPI_WEAK(Win_create_errhandler)
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *function, MPI_Errhandler *eh)
+{
+    MPI_THREAD_GUARD;
+    return create_errhandler("MPI_Win_create_errhandler", reinterpret_cast<MPI_Comm_errhandler_function *>(function),
+                             eh);
 }
 
 WEFT_MPI_WEAK(Comm_call_errhandler)

@@ -184,6 +184,9 @@ struct Group {
 };
 
 struct Topology;   // topo.hpp
+namespace coll {
+class ScheduleCache;   // coll_sched.hpp
+}
 
 // Memory a communicator's blocking collectives reuse from call to call
 // (coll.cc): a fresh buffer per call pays a page fault per 4 KiB page on
@@ -245,6 +248,9 @@ struct Comm {
     uint32_t schedules_begun = 0;
     // The blocking collectives' working memory (coll.cc).
     CollScratch scratch;
+    // Its nonblocking collectives' schedules kept for the next call with the
+    // same arguments (coll_sched); made on first use.
+    std::shared_ptr<coll::ScheduleCache> schedule_cache;
 };
 
 Group *group(MPI_Group h);   // null: not a group (MPI_GROUP_EMPTY is one)
@@ -491,6 +497,14 @@ inline bool null_or_inactive(MPI_Request h)
 extern void (*g_service)();
 void add_service(void (*fn)());
 void remove_service(void (*fn)());
+
+// One pass of a wait loop of the MPI layer's own (an operation, a
+// schedule run to the end): progresses weft and the services; after a long
+// run of passes that found nothing to do (*idle counts them), hands the
+// core to whoever shares it, as weft's own waits do. Alone on a core,
+// sched_yield returns at once; with more ranks than cores, spinning out
+// the time slice would starve the very peer being waited for.
+void wait_pass(int *idle);
 
 // Fills an MPI status from a weft one (source translated to c's ranks).
 void to_status(const weft_msg_status_t &ws, const Comm &c, MPI_Status *st);

@@ -29,7 +29,7 @@ libweft_mpi_la_SOURCES += \
 libweft_mpi_la_SOURCES += mpi/tool.cc
 
 # Collectives (blocking, nonblocking, persistent) and operations:
-libweft_mpi_la_SOURCES += mpi/coll.hpp mpi/coll_sched.hpp mpi/coll_sched.cc mpi/coll_build.cc mpi/coll_nb.cc
+libweft_mpi_la_SOURCES += mpi/coll.hpp mpi/coll_sched.hpp mpi/coll_sched.cc mpi/coll_build.cc mpi/coll_nb.cc mpi/coll_inter.hpp mpi/coll_inter.cc
 
 # Communicators, groups, topologies, neighbourhood collectives, attributes:
 libweft_mpi_la_SOURCES += mpi/attr.cc mpi/comm_more.cc mpi/comm_inter.cc \

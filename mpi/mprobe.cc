@@ -27,7 +27,7 @@ struct Matched {
     std::vector<std::byte> bytes;   // the whole message
     MPI_Comm comm = MPI_COMM_NULL;
 };
-Table<Matched> g_messages(1);   // handles from 1: 0 is MPI_MESSAGE_NULL, -1 MPI_MESSAGE_NO_PROC
+Table<Matched> g_messages(2);   // handles from 2: 0 is MPI_MESSAGE_NULL, 1 MPI_MESSAGE_NO_PROC
 
 // The message's bytes into the user's buffer: at most count elements of t,
 // MPI_ERR_TRUNCATE (in status and returned) when it had more.

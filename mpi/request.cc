@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <sched.h>
+
 #include "mpi/internal.hpp"
 
 namespace weft::mpi {
@@ -65,11 +67,9 @@ void forget_operation(MPI_Request h)
 // every service meanwhile.
 void wait_operation(Request &r)
 {
-    while (!advance_operation(r)) {
-        weft_progress();
-        if (g_service)
-            g_service();
-    }
+    int idle = 0;
+    while (!advance_operation(r))
+        wait_pass(&idle);
 }
 
 
@@ -145,6 +145,20 @@ int complete(MPI_Request *h, Request &r, const weft_msg_status_t &ws, MPI_Status
 } // namespace
 
 RequestPool g_requests;
+
+void wait_pass(int *idle)
+{
+    constexpr int kSpinBeforeYield = 256;
+    const int events = weft_progress();
+    if (g_service)
+        g_service();
+    if (events > 0) {
+        *idle = 0;
+    } else if (++*idle >= kSpinBeforeYield) {
+        *idle = 0;
+        sched_yield();
+    }
+}
 
 void add_service(void (*fn)())
 {

@@ -476,7 +476,7 @@ int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count
  * status, generalized requests ---- */
 typedef int MPI_Message;
 #define MPI_MESSAGE_NULL 0
-#define MPI_MESSAGE_NO_PROC (-1)   /* MPI_Mprobe's message from MPI_PROC_NULL */
+#define MPI_MESSAGE_NO_PROC 1   /* MPI_Mprobe's message from MPI_PROC_NULL; handles are never negative */
 typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
 typedef int MPI_Grequest_free_function(void *extra_state);
 typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
@@ -537,7 +537,8 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
 
 /* ---- datatypes: sizes and extents as MPI_Count, matching a size,
- * subarrays; the MPI-1 names MPI-3 removed, for old programs ---- */
+ * subarrays, distributed arrays, hindexed blocks; the MPI-1 names MPI-3
+ * removed, for old programs ---- */
 #define MPI_TYPECLASS_REAL 1
 #define MPI_TYPECLASS_INTEGER 2
 #define MPI_TYPECLASS_COMPLEX 3
@@ -558,12 +559,23 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 #define MPI_COMBINER_STRUCT 9
 #define MPI_COMBINER_SUBARRAY 10
 #define MPI_COMBINER_RESIZED 11
+#define MPI_COMBINER_HINDEXED_BLOCK 12
+#define MPI_COMBINER_DARRAY 13
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
                           int *combiner);
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
                           int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                              const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
+int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                           const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
+                           int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype);
 typedef MPI_Comm_errhandler_function MPI_Handler_function;
 int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
@@ -710,6 +722,8 @@ int MPI_Win_flush_all(MPI_Win win);
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *function, MPI_Errhandler *errhandler);
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,

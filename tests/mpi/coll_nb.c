@@ -10,7 +10,10 @@
  *    until rank 0, told last, joins;
  *  - persistent collectives started three times with new data (MPI_Start
  *    and MPI_Startall), MPI_Wait on an inactive one, MPI_Start of an active
- *    one (MPI_ERR_REQUEST), MPI_Request_free.
+ *    one (MPI_ERR_REQUEST), MPI_Request_free;
+ *  - kept schedules (a communicator's cache): new data each call, identical
+ *    calls outstanding together, a datatype handle reused, a new
+ *    communicator with another rank order.
  * Any number of ranks. Waits are bounded (a hang fails the test). */
 #include "mtest.h"
 
@@ -370,6 +373,72 @@ static void test_persistent(void)
     CHECK(sc == 3, "%d rounds", sc);
 }
 
+/* A communicator keeps the schedules of its nonblocking collectives for the
+ * next call with the same arguments: repeated calls see each call's data,
+ * identical calls outstanding at once each run their own, a derived
+ * datatype freed and made again under the same handle is the new one, and
+ * a new communicator (perhaps under a freed one's handle, with other rank
+ * order) has its own. */
+static void test_kept_schedules(void)
+{
+    for (int round = 0; round < 4; round++) {   /* same buffers, new data */
+        int v[3] = {rank + round, round, -rank}, sum[3] = {0, 0, 0};
+        MPI_Request req;
+        MPI_OK(MPI_Iallreduce(v, sum, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req));
+        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK(sum[0] == size * (size - 1) / 2 + size * round && sum[1] == size * round &&
+                  sum[2] == -size * (size - 1) / 2,
+              "round %d: Iallreduce = {%d, %d, %d}", round, sum[0], sum[1], sum[2]);
+        int a2a_in[64], a2a_out[64];
+        for (int r = 0; r < size && r < 64; r++)
+            a2a_in[r] = 1000 * rank + r + round;
+        MPI_OK(MPI_Ialltoall(a2a_in, 1, MPI_INT, a2a_out, 1, MPI_INT, MPI_COMM_WORLD, &req));
+        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        for (int r = 0; r < size && r < 64; r++)
+            CHECK(a2a_out[r] == 1000 * r + rank + round, "round %d: Ialltoall from %d = %d", round, r, a2a_out[r]);
+    }
+    for (int round = 0; round < 3; round++) {   /* identical calls outstanding at once */
+        MPI_Request reqs[3];
+        for (int i = 0; i < 3; i++)
+            MPI_OK(MPI_Ibarrier(MPI_COMM_WORLD, &reqs[i]));
+        MPI_OK(MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE));
+        int b[2] = {rank == 0 ? 7 + round : -1, rank == 0 ? 8 + round : -1};
+        MPI_OK(MPI_Ibcast(&b[0], 1, MPI_INT, 0, MPI_COMM_WORLD, &reqs[0]));
+        MPI_OK(MPI_Ibcast(&b[1], 1, MPI_INT, 0, MPI_COMM_WORLD, &reqs[1]));
+        MPI_OK(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
+        CHECK(b[0] == 7 + round && b[1] == 8 + round, "round %d: Ibcast pair = {%d, %d}", round, b[0], b[1]);
+    }
+    for (int round = 0; round < 2; round++) {   /* a derived type made again */
+        MPI_Datatype t;
+        MPI_OK(MPI_Type_vector(2, 1, round + 1, MPI_INT, &t));
+        MPI_OK(MPI_Type_commit(&t));
+        int buf[4] = {-1, -1, -1, -1};
+        if (rank == 0)
+            buf[0] = 10, buf[1] = 11, buf[2] = 12, buf[3] = 13;
+        MPI_Request req;
+        MPI_OK(MPI_Ibcast(buf, 1, t, 0, MPI_COMM_WORLD, &req));
+        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        const int second = round == 0 ? 1 : 2;
+        CHECK(buf[0] == 10 && buf[second] == 10 + second, "round %d: Ibcast of vector(2, 1, %d) = {%d, %d, %d, %d}",
+              round, round + 1, buf[0], buf[1], buf[2], buf[3]);
+        MPI_OK(MPI_Type_free(&t));
+    }
+    for (int round = 0; round < 2; round++) {   /* a new communicator, other rank order */
+        MPI_Comm c;
+        MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, 0, round == 0 ? rank : size - 1 - rank, &c));
+        int me = -1, v = rank, prefix = -1;
+        MPI_OK(MPI_Comm_rank(c, &me));
+        MPI_Request req;
+        MPI_OK(MPI_Iscan(&v, &prefix, 1, MPI_INT, MPI_SUM, c, &req));
+        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        int want = 0;   /* the world ranks of c's ranks 0..me */
+        for (int r = 0; r <= me; r++)
+            want += round == 0 ? r : size - 1 - r;
+        CHECK(prefix == want, "round %d: Iscan on a split communicator = %d, expected %d", round, prefix, want);
+        MPI_OK(MPI_Comm_free(&c));
+    }
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -382,5 +451,6 @@ int main(int argc, char **argv)
     test_noncommutative();
     test_noncontiguous();
     test_persistent();
+    test_kept_schedules();
     return mtest_finish();
 }

@@ -2,7 +2,8 @@
 /* errhandler: Comm_set/get_errhandler, a user handler (Comm_create_errhandler)
  * that records the code it is called with, Comm_call_errhandler, handlers
  * inherited by Comm_dup and Comm_split, a handler on a dup leaving the
- * original's alone, and window handlers. Any number of ranks. */
+ * original's alone, and window handlers (Win_create_errhandler,
+ * Win_call_errhandler, MPI_ERR_WIN on MPI_WIN_NULL). Any number of ranks. */
 #include "mtest.h"
 
 static int calls = 0, last_code = -1;
@@ -13,6 +14,16 @@ static void recorder(MPI_Comm *comm, int *code, ...)
     calls++;
     last_code = *code;
     last_comm = *comm;
+}
+
+static int win_calls = 0, win_last_code = -1;
+static MPI_Win win_last = MPI_WIN_NULL;
+
+static void win_recorder(MPI_Win *win, int *code, ...)
+{
+    win_calls++;
+    win_last_code = *code;
+    win_last = *win;
 }
 
 static int err_class(int code)
@@ -112,7 +123,25 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     MPI_OK(MPI_Win_get_errhandler(win, &got));
     CHECK(got == MPI_ERRORS_RETURN, "Win_get_errhandler after set differs");
+    CHECK(MPI_Win_call_errhandler(win, MPI_ERR_OTHER) == MPI_SUCCESS,
+          "Win_call_errhandler under MPI_ERRORS_RETURN did not return MPI_SUCCESS");
+    MPI_Errhandler weh = MPI_ERRHANDLER_NULL;
+    MPI_OK(MPI_Win_create_errhandler(win_recorder, &weh));
+    MPI_OK(MPI_Win_set_errhandler(win, weh));
+    CHECK(MPI_Win_call_errhandler(win, MPI_ERR_RMA_SYNC) == MPI_SUCCESS, "Win_call_errhandler did not succeed");
+    CHECK(win_calls == 1 && win_last_code == MPI_ERR_RMA_SYNC && win_last == win,
+          "the window's handler saw %d calls, code %d, window %d; expected 1, %d, %d", win_calls, win_last_code,
+          win_last, MPI_ERR_RMA_SYNC, win);
+    MPI_OK(MPI_Errhandler_free(&weh));
     MPI_OK(MPI_Win_free(&win));
+    /* A null window or communicator: the class names the kind of handle
+     * (raised on MPI_COMM_WORLD's handler, MPI_ERRORS_RETURN meanwhile). */
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    CHECK(err_class(MPI_Win_call_errhandler(MPI_WIN_NULL, MPI_ERR_OTHER)) == MPI_ERR_WIN,
+          "Win_call_errhandler(MPI_WIN_NULL) is not MPI_ERR_WIN");
+    CHECK(err_class(MPI_Comm_call_errhandler(MPI_COMM_NULL, MPI_ERR_OTHER)) == MPI_ERR_COMM,
+          "Comm_call_errhandler(MPI_COMM_NULL) is not MPI_ERR_COMM");
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 
     MPI_OK(MPI_Comm_free(&s3));
     MPI_OK(MPI_Comm_free(&d3));

@@ -207,3 +207,15 @@ tests_mpi_mpit_SOURCES = tests/mpi/mpit.c tests/mpi/mtest.h
 tests_mpi_mpit_CPPFLAGS = $(mpi_test_cppflags)
 tests_mpi_mpit_LDADD = libweft_mpi.la libweft.la
 tests_mpi_mpit_LDFLAGS = $(mpi_test_ldflags)
+
+# mpi4py's cases (datatypes it found missing, intercommunicator collectives):
+check_PROGRAMS += tests/mpi/datatypes_dist
+tests_mpi_datatypes_dist_SOURCES = tests/mpi/datatypes_dist.c tests/mpi/mtest.h
+tests_mpi_datatypes_dist_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_datatypes_dist_LDADD = libweft_mpi.la libweft.la
+tests_mpi_datatypes_dist_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/intercomm_coll
+tests_mpi_intercomm_coll_SOURCES = tests/mpi/intercomm_coll.c tests/mpi/mtest.h
+tests_mpi_intercomm_coll_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_intercomm_coll_LDADD = libweft_mpi.la libweft.la
+tests_mpi_intercomm_coll_LDFLAGS = $(mpi_test_ldflags)

@@ -129,6 +129,9 @@ int main(int argc, char **argv)
     CHECK(msg == MPI_MESSAGE_NO_PROC && st.MPI_SOURCE == MPI_PROC_NULL,
           "Mprobe(MPI_PROC_NULL): message %d source %d, expected MPI_MESSAGE_NO_PROC and MPI_PROC_NULL", msg,
           st.MPI_SOURCE);
+    /* Bindings that keep handles as unsigned integers (mpi4py, ctypes) read a
+     * negative one as another value: every handle is non-negative. */
+    CHECK(msg >= 0 && MPI_MESSAGE_NO_PROC >= 0, "MPI_MESSAGE_NO_PROC is %d, a negative handle", MPI_MESSAGE_NO_PROC);
     MPI_OK(MPI_Mrecv(r1, N1, MPI_INT, &msg, &st));
     CHECK(msg == MPI_MESSAGE_NULL && st.MPI_SOURCE == MPI_PROC_NULL,
           "Mrecv of MPI_MESSAGE_NO_PROC: message %d source %d", msg, st.MPI_SOURCE);

@@ -66,6 +66,9 @@ win_osu          1
 
 # (tool information interface)
 mpit             1
+# (mpi4py's cases)
+datatypes_dist   1
+intercomm_coll   2
 "
 # Programs whose job must end in failure.
 EXPECT_ABORT="errors_fatal"
