@@ -23,6 +23,7 @@ libweft_mpi_la_SOURCES += \
 	mpi/grequest.cc \
 	mpi/info.cc \
 	mpi/compat.cc \
+	mpi/f2c.cc \
 	mpi/threads.cc
 
 # The tool information interface (MPI_T: parameters and counters):

@@ -13,7 +13,11 @@
  *   member), subarray and a predefined type.
  * - MPI_Type_create_subarray (C and Fortran order) sent to the next rank and
  *   received as contiguous ints, checked against the serial extraction.
+ * - MPI_X_c2f / f2c: converted handles still work, null handles stay null,
+ *   a status keeps its fields through MPI_Status_c2f / f2c.
  * Any number of ranks. */
+#include <string.h>
+
 #include "mtest.h"
 
 static int cls_of(int rc)
@@ -265,6 +269,46 @@ static void contents_tests(void)
           "get_contents of a predefined type is not MPI_ERR_TYPE");
 }
 
+/* Handle conversion: a handle survives the trip through a Fortran
+ * integer and still works; a status keeps its fields. */
+static void f2c_tests(void)
+{
+    MPI_Comm dup;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    MPI_Comm back = MPI_Comm_f2c(MPI_Comm_c2f(dup));
+    int result = -1;
+    MPI_OK(MPI_Comm_compare(back, dup, &result));
+    CHECK(result == MPI_IDENT, "Comm_f2c(Comm_c2f(dup)) is not dup (compare: %d)", result);
+    int sum = 0, one = 1;
+    MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_Type_f2c(MPI_Type_c2f(MPI_INT)), MPI_Op_f2c(MPI_Op_c2f(MPI_SUM)), back));
+    CHECK(sum == mtest_size, "an allreduce through converted handles gave %d, expected %d", sum, mtest_size);
+    CHECK(MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_NULL)) == MPI_COMM_NULL, "MPI_COMM_NULL did not survive the trip");
+    CHECK(MPI_Request_f2c(MPI_Request_c2f(MPI_REQUEST_NULL)) == MPI_REQUEST_NULL, "MPI_REQUEST_NULL changed");
+    CHECK(MPI_Group_f2c(MPI_Group_c2f(MPI_GROUP_EMPTY)) == MPI_GROUP_EMPTY, "MPI_GROUP_EMPTY changed");
+    CHECK(MPI_Info_f2c(MPI_Info_c2f(MPI_INFO_NULL)) == MPI_INFO_NULL, "MPI_INFO_NULL changed");
+    CHECK(MPI_Win_f2c(MPI_Win_c2f(MPI_WIN_NULL)) == MPI_WIN_NULL, "MPI_WIN_NULL changed");
+    CHECK(MPI_Errhandler_f2c(MPI_Errhandler_c2f(MPI_ERRORS_RETURN)) == MPI_ERRORS_RETURN, "MPI_ERRORS_RETURN changed");
+    CHECK(MPI_Message_f2c(MPI_Message_c2f(MPI_MESSAGE_NULL)) == MPI_MESSAGE_NULL, "MPI_MESSAGE_NULL changed");
+    MPI_OK(MPI_Comm_free(&dup));
+
+    /* A received status, through MPI_F_STATUS_SIZE integers and back. */
+    int v = mtest_rank, got = -1;
+    MPI_Status st, again;
+    MPI_OK(MPI_Sendrecv(&v, 1, MPI_INT, mtest_rank, 77, &got, 1, MPI_INT, mtest_rank, 77, MPI_COMM_WORLD, &st));
+    MPI_Fint f[MPI_F_STATUS_SIZE];
+    MPI_OK(MPI_Status_c2f(&st, f));
+    memset(&again, 0xff, sizeof again);
+    MPI_OK(MPI_Status_f2c(f, &again));
+    int count = -1;
+    MPI_OK(MPI_Get_count(&again, MPI_INT, &count));
+    CHECK(again.MPI_SOURCE == mtest_rank && again.MPI_TAG == 77 && count == 1,
+          "status after c2f/f2c: source %d tag %d count %d, expected %d 77 1", again.MPI_SOURCE, again.MPI_TAG,
+          count, mtest_rank);
+    CHECK(MPI_Status_c2f(MPI_STATUS_IGNORE, f) == MPI_ERR_ARG, "Status_c2f(MPI_STATUS_IGNORE) was not MPI_ERR_ARG");
+    CHECK(MPI_Status_f2c(MPI_F_STATUS_IGNORE, &again) == MPI_ERR_ARG,
+          "Status_f2c(MPI_F_STATUS_IGNORE) was not MPI_ERR_ARG");
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -273,5 +317,6 @@ int main(int argc, char **argv)
     compat_tests();
     subarray_tests();
     contents_tests();
+    f2c_tests();
     return mtest_finish();
 }
