@@ -102,7 +102,31 @@ fi
 timeout -k 5 $LIMIT "$python" "$PLOT" -o "$work/compare.svg" "$FIXTURE" >"$work/p3.log" 2>&1
 check_figure "plot-bench compare JSON -> SVG" "$work/compare.svg" $? "$work/p3.log" '<svg'
 
-# 4. Input it cannot draw: exit 2, the file and the missing part named, no figure.
+# 4. What is drawn (--table): CSVs with one label are repetitions (median,
+# min-max; a size some lack has fewer samples; 0 B has no place on a log
+# axis); compare's cells keep their own median and range.
+printf 'test,size,value,unit\nlat,0,9,us\nlat,8,1,us\nlat,64,2,us\nrate,8,5,msgs/s\n' >"$work/r1.csv"
+printf 'test,size,value,unit\nlat,8,3,us\nlat,64,2.5,us\n' >"$work/r2.csv"
+printf 'test,size,value,unit\nlat,8,2,us\n' >"$work/r3.csv"
+timeout -k 5 $LIMIT "$python" "$PLOT" --table -o "$work/reps.svg" "w=$work/r1.csv" "w=$work/r2.csv" "w=$work/r3.csv" \
+    >"$work/reps.out" 2>"$work/reps.err"
+expected=$(printf 'w\tlat\t8\t2\t1\t3\nw\tlat\t64\t2.25\t2\t2.5')
+if [ "$(grep -v '^plot-bench:' "$work/reps.out")" = "$expected" ]; then
+    pass "repetitions: median and min-max per size"
+else
+    fail "repetitions: drew"; cat "$work/reps.out" "$work/reps.err"
+fi
+timeout -k 5 $LIMIT "$python" "$PLOT" --table --class tcp -o "$work/tcp.svg" "$FIXTURE" >"$work/tcp.out" 2>&1
+want=$("$python" -c 'import json, sys
+c = json.load(open(sys.argv[1]))["classes"]["tcp"]["systems"]["weft"]["lat"]["8"]
+print("weft\tlat\t8\t%g\t%g\t%g" % (c["median"], c["min"], c["max"]))' "$FIXTURE")
+if grep -qxF "$want" "$work/tcp.out" && ! grep -q "^shm\|ompi-vader" "$work/tcp.out"; then
+    pass "compare JSON: the cell's median and range, --class tcp only"
+else
+    fail "compare JSON: want '$want' and no shm rows:"; cat "$work/tcp.out"
+fi
+
+# 5. Input it cannot draw: exit 2, the file and the missing part named, no figure.
 refuses() {  # name input expected-message
     timeout -k 5 $LIMIT "$python" "$PLOT" -o "$work/bad.png" "$2" >"$work/bad.log" 2>&1
     rc=$?
