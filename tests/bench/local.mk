@@ -14,3 +14,8 @@ tests_bench_weft_bench_SOURCES = tests/bench/weft_bench.cc
 tests_bench_weft_bench_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS)
 tests_bench_weft_bench_LDADD = libweft.la
 tests_bench_weft_bench_LDFLAGS = $(AM_LDFLAGS) -no-install
+# plot.sh: weft_bench --csv and contrib/plot-bench (skips without matplotlib).
+TESTS += tests/bench/plot.sh
+EXTRA_DIST += tests/bench/plot.sh tests/bench/fixtures
+AM_TESTS_ENVIRONMENT += \
+	WEFT_BENCH='$(abs_top_builddir)/tests/bench/weft_bench'; export WEFT_BENCH;

@@ -3,7 +3,7 @@
 // the way shared/bench's mpi_pp.c (OSU osu_latency / osu_bw) measures MPI,
 // so ../shared/bench/compare can put them side by side.
 //
-//   weft_bench [lat|bw|both|rate|multi|raw|rawbw] [SIZE,...]
+//   weft_bench [--csv FILE] [lat|bw|both|rate|multi|raw|rawbw] [SIZE,...]
 //
 //   lat    ping-pong between ranks 0 and 1 (blocking send/recv); one-way
 //          latency = total / (2 x iterations), after warm-up
@@ -31,6 +31,9 @@
 // `rate <bytes> <msgs/s>`, `multi <bytes> <MB/s>`, `raw <bytes> <us>`,
 // `rawbw <bytes> <MB/s>`, `idle 0 <ns per pass>`,
 // `latmed <bytes> <us>` and `latavg <bytes> <us>` (latdist).
+// With --csv FILE (or WEFT_BENCH_CSV=FILE) rank 0 also writes every one of
+// those lines as a CSV row `test,size,value,unit` (header first) for
+// contrib/plot-bench; the text on stdout stays the same.
 #include <weft.h>
 
 #include <sched.h>
@@ -39,6 +42,7 @@
 #include <x86intrin.h>
 #endif
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
@@ -399,6 +403,63 @@ double idle_pass_ns(int me)
     return (now_us() - t0) * 1e3 / kPasses;
 }
 
+// What rank 0 prints: one text line per measurement and, when asked, the
+// same measurement as a CSV row.
+class Report {
+public:
+    struct FileClose { void operator()(std::FILE *f) const { std::fclose(f); } };
+
+    // Opens the CSV (truncating it) on rank 0; other ranks report nothing.
+    Report(int rank, const char *csv_path) : rank_(rank)
+    {
+        if (rank_ != 0 || !csv_path || !*csv_path)
+            return;
+        csv_.reset(std::fopen(csv_path, "w"));
+        if (!csv_) {
+            std::fprintf(stderr, "weft_bench: cannot write the CSV file %s: %s\n", csv_path, std::strerror(errno));
+            std::exit(1);
+        }
+        std::fprintf(csv_.get(), "test,size,value,unit\n");
+    }
+
+    // `test size value` on stdout with `decimals` digits after the point,
+    // as before CSV existed; the CSV row keeps the same digits.
+    void line(const char *test, size_t size, double value, int decimals, const char *unit)
+    {
+        if (rank_ != 0)
+            return;
+        std::printf("%s %zu %.*f\n", test, size, decimals, value);
+        if (csv_) {
+            std::fprintf(csv_.get(), "%s,%zu,%.*f,%s\n", test, size, decimals, value, unit);
+            std::fflush(csv_.get());   // rows survive a later failure of the run
+        }
+    }
+
+private:
+    int rank_;
+    std::unique_ptr<std::FILE, FileClose> csv_;
+};
+
+// Takes `--csv FILE` / `--csv=FILE` out of the arguments (so the mode stays
+// argv[1]); WEFT_BENCH_CSV is the fallback.
+const char *take_csv_option(int &argc, char **argv)
+{
+    const char *path = std::getenv("WEFT_BENCH_CSV");
+    int out = 1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+            path = argv[++i];
+        } else if (std::strncmp(argv[i], "--csv=", 6) == 0) {
+            path = argv[i] + 6;
+        } else {
+            argv[out++] = argv[i];
+        }
+    }
+    argc = out;
+    argv[argc] = nullptr;
+    return path;
+}
+
 std::vector<size_t> sizes_from(const char *text)
 {
     std::vector<size_t> out;
@@ -426,6 +487,7 @@ std::vector<size_t> sizes_from(const char *text)
 
 int main(int argc, char **argv)
 {
+    const char *csv_path = take_csv_option(argc, argv);
     std::string mode = argc > 1 ? argv[1] : "both";
     check(weft_init(&argc, &argv), "weft_init");
     const int me = weft_rank(), np = weft_size();
@@ -437,42 +499,38 @@ int main(int argc, char **argv)
     const auto sizes = sizes_from(argc > 2 ? argv[2] : std::getenv("WEFT_BENCH_SIZES"));
     setvbuf(stdout, nullptr, _IOLBF, 0);
     const bool pair = me < 2;
+    Report report(me, csv_path);
     check(weft_barrier(), "barrier");
     for (size_t n : sizes) {
         if ((mode == "lat" || mode == "both") && pair) {
             double us = latency(n, me);
-            if (me == 0)
-                std::printf("lat %zu %.3f\n", n, us);
+            report.line("lat", n, us, 3, "us");
         }
         if (mode == "raw" && pair) {
             double us = raw_latency(n, me);
-            if (me == 0 && us >= 0)
-                std::printf("raw %zu %.3f\n", n, us);
+            if (us >= 0)
+                report.line("raw", n, us, 3, "us");
         }
         if (mode == "latdist" && pair) {
             auto [median, mean] = latency_distribution(n, me);
-            if (me == 0)
-                std::printf("latmed %zu %.3f\nlatavg %zu %.3f\n", n, median, n, mean);
+            report.line("latmed", n, median, 3, "us");
+            report.line("latavg", n, mean, 3, "us");
         }
         if (mode == "idle" && pair) {
             double ns = idle_pass_ns(me);
-            if (me == 0)
-                std::printf("idle 0 %.1f\n", ns);
+            report.line("idle", 0, ns, 1, "ns");
         }
         if (mode == "rawbw" && pair) {
             double mbs = raw_bandwidth(n, me);
-            if (me == 0)
-                std::printf("rawbw %zu %.2f\n", n, mbs);
+            report.line("rawbw", n, mbs, 2, "MB/s");
         }
         if ((mode == "bw" || mode == "both") && pair) {
             double mbs = stream(n, me, 0, 1, bw_iters(n));
-            if (me == 0)
-                std::printf("bw %zu %.2f\n", n, mbs);
+            report.line("bw", n, mbs, 2, "MB/s");
         }
         if (mode == "rate" && pair) {
             double mbs = stream(n, me, 0, 1, {2000, 200});
-            if (me == 0)
-                std::printf("rate %zu %.0f\n", n, n ? mbs * 1e6 / n : 0.0);
+            report.line("rate", n, n ? mbs * 1e6 / n : 0.0, 0, "msgs/s");
         }
         if (mode == "multi") {
             const int pairs = np / 2;
@@ -487,7 +545,7 @@ int main(int argc, char **argv)
                     check(weft_recv(&v, sizeof v, 2 * p, 3, nullptr), "recv result");
                     total += v;
                 }
-                std::printf("multi %zu %.2f\n", n, total);
+                report.line("multi", n, total, 2, "MB/s");
             }
         }
         check(weft_barrier(), "barrier");
