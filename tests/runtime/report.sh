@@ -26,6 +26,9 @@ fi
 root=$(mktemp -d "${TMPDIR:-/tmp}/weft-report.XXXXXX") || exit 99
 trap 'rm -rf "$root"' EXIT
 for v in $(env | sed -n 's/^\(WEFT_MCA_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+# The report is on stderr; a sanitizer build's leak checker must not add its
+# list of suppressions used there.
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}print_suppressions=0"
 failures=0
 run() {   # run REPORT-OPTION: the job; its stderr in $root/err
     env TMPDIR="$root" timeout -k 5 120 "$weftrun" -np 2 --mca btl self,tcp --mca engine_base_eager_limit 4096 \
