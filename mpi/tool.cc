@@ -236,6 +236,16 @@ weft_mpi_t_pvar *find_handle(weft_mpi_t_session *s, MPI_T_pvar_handle h)
     return nullptr;
 }
 
+// The session's handle for a read, write or read-reset: the MPI_T error class
+// when the session or the handle is not one.
+int session_handle(MPI_T_pvar_session session, MPI_T_pvar_handle handle, weft_mpi_t_pvar **out)
+{
+    if (!state().sessions.contains(session))
+        return MPI_T_ERR_INVALID_SESSION;
+    *out = find_handle(session, handle);
+    return *out ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
+}
+
 } // namespace
 } // namespace weft::mpi
 
@@ -578,11 +588,9 @@ int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void 
 {
     MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
-    if (!state().sessions.contains(session))
-        return MPI_T_ERR_INVALID_SESSION;
-    weft_mpi_t_pvar *h = find_handle(session, handle);
-    if (!h)
-        return MPI_T_ERR_INVALID_HANDLE;
+    weft_mpi_t_pvar *h;
+    if (int rc = session_handle(session, handle, &h); rc != MPI_SUCCESS)
+        return rc;
     if (!buf)
         return MPI_ERR_BUFFER;
     return pvar_read_locked(h, static_cast<uint64_t *>(buf));
@@ -593,10 +601,9 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, cons
 {
     MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
-    if (!state().sessions.contains(session))
-        return MPI_T_ERR_INVALID_SESSION;
-    if (!find_handle(session, handle))
-        return MPI_T_ERR_INVALID_HANDLE;
+    weft_mpi_t_pvar *h;
+    if (int rc = session_handle(session, handle, &h); rc != MPI_SUCCESS)
+        return rc;
     return MPI_T_ERR_PVAR_NO_WRITE;
 }
 
@@ -625,11 +632,9 @@ int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, 
 {
     MPI_THREAD_GUARD;
     MPI_T_CHECK_INIT;
-    if (!state().sessions.contains(session))
-        return MPI_T_ERR_INVALID_SESSION;
-    weft_mpi_t_pvar *h = find_handle(session, handle);
-    if (!h)
-        return MPI_T_ERR_INVALID_HANDLE;
+    weft_mpi_t_pvar *h;
+    if (int rc = session_handle(session, handle, &h); rc != MPI_SUCCESS)
+        return rc;
     if (!buf)
         return MPI_ERR_BUFFER;
     if (int rc = pvar_read_locked(h, static_cast<uint64_t *>(buf)); rc != MPI_SUCCESS)
