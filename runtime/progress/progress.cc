@@ -97,25 +97,44 @@ int ProgressEngine::progress()
     return events;
 }
 
+void ProgressEngine::yield()
+{
+    ++yields_;
+    sched_yield();
+    // A source polled every N passes (a socket module with no connected
+    // peer) would otherwise wait N yields for its turn; on a loaded machine
+    // each yield can last a time slice, and 16384 of them are minutes: a
+    // peer's connection request then times out unanswered. Every 16th
+    // yield asks the kernel which of their descriptors are ready.
+    if ((yields_ & 15) == 0 && epoll_fd_ >= 0)
+        mark_ready(0);
+}
+
+void ProgressEngine::mark_ready(int timeout_ms)
+{
+    epoll_event evs[8];
+    const int n = ::epoll_wait(epoll_fd_, evs, 8, timeout_ms);
+    for (int i = 0; i < n; ++i)
+        for (Source &s : sources_)
+            if (s.fd == evs[i].data.fd)
+                s.due = true;   // a rarely polled source that has work
+}
+
 void ProgressEngine::idle(int idle_passes)
 {
     switch (effective_mode()) {
     case ProgressMode::Busy:
         // Alone on the core, sched_yield returns at once; sharing it with a
         // busy peer, it hands the core over instead of spinning out the slice.
-        if (idle_passes >= kSpinBeforeYield) {
-            ++yields_;
-            sched_yield();
-        }
+        if (idle_passes >= kSpinBeforeYield)
+            yield();
         return;
     case ProgressMode::Yield:
-        ++yields_;
-        sched_yield();
+        yield();
         return;
     case ProgressMode::Block:
         if (idle_passes < kSpinBeforeBlock) {
-            ++yields_;
-            sched_yield();
+            yield();
             return;
         }
         // Sources that arm their wake-ups only when asked (btl/scif) are
@@ -123,12 +142,7 @@ void ProgressEngine::idle(int idle_passes)
         for (const Source &s : sources_)
             if (s.prepare && s.prepare(s.ctx) > 0)
                 return;
-        epoll_event evs[8];
-        const int n = ::epoll_wait(epoll_fd_, evs, 8, kMaxBlockMs);
-        for (int i = 0; i < n; ++i)
-            for (Source &s : sources_)
-                if (s.fd == evs[i].data.fd)
-                    s.due = true;   // a rarely polled source that has work
+        mark_ready(kMaxBlockMs);
         return;
     }
 }

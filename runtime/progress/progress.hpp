@@ -117,6 +117,12 @@ private:
     // call; 64 passes are tens of microseconds, well under a time slice.
     static constexpr int kSpinBeforeYield = 64;
     void idle(int idle_passes);
+    // sched_yield, counted; now and then it also marks sources whose
+    // descriptors are ready.
+    void yield();
+    // Marks the sources whose descriptors epoll reports ready, waiting up
+    // to timeout_ms for one.
+    void mark_ready(int timeout_ms);
     struct Source {
         PollFn fn;
         void *ctx;

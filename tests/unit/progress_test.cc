@@ -173,3 +173,28 @@ TEST(ProgressEngine, ARarelyPolledSourceIsPolledWhenItsDescriptorWakesTheWait)
         << "the source was not polled after its descriptor woke the wait";
     ::close(s.fd);
 }
+
+TEST(ProgressEngine, ARarelyPolledSourceIsPolledSoonAfterItsDescriptorIsReadyWhileYielding)
+{
+    // A socket module with no connected peer is polled one pass in many.
+    // A spinning or yielding process must still notice its listener soon:
+    // on a loaded machine every yield may last a time slice, and a peer's
+    // connection request would time out unanswered. Counted in yields, not
+    // in time: within 16 of them the ready descriptor gets its poll.
+    for (ProgressMode mode : {ProgressMode::Yield, ProgressMode::Busy}) {
+        ProgressEngine pe;
+        FdSource s{::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
+        ASSERT_GE(s.fd, 0);
+        pe.add(drain_fd, &s, s.fd, 1u << 30);
+        pe.set_mode(mode, "test");
+        EXPECT_EQ(pe.progress(), 0);   // the first pass polls every source: nothing yet
+        uint64_t one = 1;
+        ASSERT_EQ(::write(s.fd, &one, sizeof one), static_cast<ssize_t>(sizeof one));
+        const unsigned long before = pe.yields();
+        EXPECT_TRUE(pe.wait_until([&] { return s.seen == 1 || pe.yields() - before > 64; },
+                                  std::chrono::seconds(30)));
+        EXPECT_EQ(s.seen, 1) << weft::rt::progress_mode_name(mode) << ": the ready source was not polled within "
+                             << pe.yields() - before << " yields";
+        ::close(s.fd);
+    }
+}
