@@ -3,7 +3,7 @@
 // the way shared/bench's mpi_pp.c (OSU osu_latency / osu_bw) measures MPI,
 // so ../shared/bench/compare can put them side by side.
 //
-//   weft_bench [--csv FILE] [lat|bw|both|rate|multi|raw|rawbw] [SIZE,...]
+//   weft_bench [--csv FILE] [--limits] [lat|bw|both|rate|multi|raw|rawbw] [SIZE,...]
 //
 //   lat    ping-pong between ranks 0 and 1 (blocking send/recv); one-way
 //          latency = total / (2 x iterations), after warm-up
@@ -21,7 +21,8 @@
 //   latdist  the ping-pong of `lat`, each round trip timed on its own (with
 //          the cycle counter, as perftest's ib_send_lat does): the median
 //          and the mean one-way latency, for comparison with a tool that
-//          reports a typical (median) value
+//          reports a typical (median) value, and the 90th and 99th
+//          percentiles (half a round trip each: the tail)
 //   idle   the cost of one progress pass with the peer connected and nothing
 //          arriving, in ns (SIZE is ignored): a busy waiter notices a message
 //          half a pass late on average
@@ -30,10 +31,22 @@
 // Only rank 0 prints: `lat <bytes> <us>`, `bw <bytes> <MB/s>`,
 // `rate <bytes> <msgs/s>`, `multi <bytes> <MB/s>`, `raw <bytes> <us>`,
 // `rawbw <bytes> <MB/s>`, `idle 0 <ns per pass>`,
-// `latmed <bytes> <us>` and `latavg <bytes> <us>` (latdist).
+// `latmed <bytes> <us>`, `latavg <bytes> <us>`, `latp90 <bytes> <us>` and
+// `latp99 <bytes> <us>` (latdist).
 // With --csv FILE (or WEFT_BENCH_CSV=FILE) rank 0 also writes every one of
 // those lines as a CSV row `test,size,value,unit` (header first) for
 // contrib/plot-bench; the text on stdout stays the same.
+//
+// With --limits (or WEFT_BENCH_LIMITS=1) ranks 0 and 1 also measure the
+// machine's limit for each latency row (lat, raw, latmed, latavg) and each
+// bandwidth row (bw, rawbw) on their own cores, in the same run (limits.hpp:
+// a cache line and memcpy for btl/scif, a busy-polled loopback socket for
+// btl/tcp; other transports have none). After a row with a limit, rank 0
+// prints `limit <test> <bytes> <limit> <fraction>`: the limit in the row's
+// unit, and the fraction of it the row reaches (latency: limit / value;
+// bandwidth: value / limit; 1 = at the limit). The row's own line is
+// unchanged, so compare still reads it. The CSV gets two more columns,
+// `limit,fraction`, empty where a row has no limit.
 #include <weft.h>
 
 #include <sched.h>
@@ -51,6 +64,7 @@
 #include <string>
 #include <vector>
 
+#include "limits.hpp"
 #include "rte/endpoints.hpp"
 #include "rte/runtime.hpp"
 
@@ -154,8 +168,12 @@ uint64_t ticks()
 #endif
 }
 
-// {median, mean} one-way latency in us, each round trip timed apart.
-std::pair<double, double> latency_distribution(size_t n, int me)
+// One-way latency in us from round trips timed one by one: percentiles of
+// the round trips (halved) and the mean.
+struct Distribution {
+    double p50, p90, p99, mean;
+};
+Distribution latency_distribution(size_t n, int me)
 {
     Buffer sbuf(n), rbuf(n);
     auto [iters, warmup] = lat_iters(n);
@@ -173,8 +191,9 @@ std::pair<double, double> latency_distribution(size_t n, int me)
     }
     const double us = now_us() - t0;
     const double us_per_tick = us / static_cast<double>(last - c0);
-    std::nth_element(rtt.begin(), rtt.begin() + iters / 2, rtt.end());
-    return {static_cast<double>(rtt[iters / 2]) * us_per_tick / 2, us / (2.0 * iters)};
+    std::sort(rtt.begin(), rtt.end());
+    auto one_way = [&](int percent) { return static_cast<double>(rtt[iters * percent / 100]) * us_per_tick / 2; };
+    return {one_way(50), one_way(90), one_way(99), us / (2.0 * iters)};
 }
 
 // Streams windows from `from` to `to`; returns MB/s on `from`.
@@ -403,6 +422,13 @@ double idle_pass_ns(int me)
     return (now_us() - t0) * 1e3 / kPasses;
 }
 
+// The machine's limit for one row (limit < 0: none at this size) and the
+// fraction of it the row reaches.
+struct RowLimit {
+    double limit = -1;
+    double fraction = 0;
+};
+
 // What rank 0 prints: one text line per measurement and, when asked, the
 // same measurement as a CSV row.
 class Report {
@@ -410,7 +436,7 @@ public:
     struct FileClose { void operator()(std::FILE *f) const { std::fclose(f); } };
 
     // Opens the CSV (truncating it) on rank 0; other ranks report nothing.
-    Report(int rank, const char *csv_path) : rank_(rank)
+    Report(int rank, const char *csv_path, bool with_limits) : rank_(rank), with_limits_(with_limits)
     {
         if (rank_ != 0 || !csv_path || !*csv_path)
             return;
@@ -419,45 +445,110 @@ public:
             std::fprintf(stderr, "weft_bench: cannot write the CSV file %s: %s\n", csv_path, std::strerror(errno));
             std::exit(1);
         }
-        std::fprintf(csv_.get(), "test,size,value,unit\n");
+        std::fprintf(csv_.get(), "test,size,value,unit%s\n", with_limits_ ? ",limit,fraction" : "");
     }
+
 
     // `test size value` on stdout with `decimals` digits after the point,
     // as before CSV existed; the CSV row keeps the same digits.
-    void line(const char *test, size_t size, double value, int decimals, const char *unit)
+    void line(const char *test, size_t size, double value, int decimals, const char *unit, RowLimit limit = {})
     {
         if (rank_ != 0)
             return;
         std::printf("%s %zu %.*f\n", test, size, decimals, value);
+        const bool has_limit = with_limits_ && limit.limit > 0;
+        if (has_limit)
+            std::printf("limit %s %zu %.*f %.3f\n", test, size, decimals, limit.limit, limit.fraction);
         if (csv_) {
-            std::fprintf(csv_.get(), "%s,%zu,%.*f,%s\n", test, size, decimals, value, unit);
+            std::fprintf(csv_.get(), "%s,%zu,%.*f,%s", test, size, decimals, value, unit);
+            if (has_limit)
+                std::fprintf(csv_.get(), ",%.*f,%.3f", decimals, limit.limit, limit.fraction);
+            else if (with_limits_)
+                std::fprintf(csv_.get(), ",,");
+            std::fprintf(csv_.get(), "\n");
             std::fflush(csv_.get());   // rows survive a later failure of the run
         }
     }
 
 private:
     int rank_;
+    bool with_limits_;
     std::unique_ptr<std::FILE, FileClose> csv_;
 };
 
-// Takes `--csv FILE` / `--csv=FILE` out of the arguments (so the mode stays
-// argv[1]); WEFT_BENCH_CSV is the fallback.
-const char *take_csv_option(int &argc, char **argv)
+// The limits for the pair's transport, or nullptr (with a note from rank 0)
+// where there are none. Ranks 0 and 1 call it together; rank 0 decides the
+// transport, so both measure the same kind.
+std::unique_ptr<bench::MachineLimits> open_limits(int me)
 {
-    const char *path = std::getenv("WEFT_BENCH_CSV");
+    using Kind = bench::MachineLimits::Kind;
+    const std::string btl = raw_endpoint(me)->module->name;
+    int kind = -1;
+    if (btl == "scif")
+        kind = static_cast<int>(Kind::SharedMemory);
+    else if (btl.rfind("tcp/", 0) == 0)
+        kind = static_cast<int>(Kind::Tcp);
+    if (me == 0)
+        check(weft_send(&kind, sizeof kind, 1, kTagData), "send the limits' kind");
+    else
+        check(weft_recv(&kind, sizeof kind, 0, kTagData, nullptr), "receive the limits' kind");
+    if (kind < 0) {
+        if (me == 0)
+            std::fprintf(stderr, "weft_bench: --limits: no machine limit for btl %s (only scif and tcp have one)\n",
+                         btl.c_str());
+        return nullptr;
+    }
+    std::string why;
+    auto limits = bench::MachineLimits::open(me, static_cast<Kind>(kind), why);
+    if (!limits && me == 0)
+        std::fprintf(stderr, "weft_bench: --limits: cannot measure the limits: %s\n", why.c_str());
+    if (limits && me == 0)
+        std::fprintf(stderr, "weft_bench: --limits: latency: %s; bandwidth: %s\n", limits->describe_latency(),
+                     limits->describe_bandwidth());
+    return limits;
+}
+
+// The limit of a latency row of n bytes measuring `us`; both pair ranks call.
+RowLimit latency_limit(bench::MachineLimits *limits, size_t n, double us)
+{
+    const double floor = limits ? limits->latency_us(n) : -1;
+    return floor > 0 && us > 0 ? RowLimit{floor, floor / us} : RowLimit{};
+}
+
+// The limit of a bandwidth row of n bytes measuring `mbs`; both pair ranks call.
+RowLimit bandwidth_limit(bench::MachineLimits *limits, size_t n, double mbs)
+{
+    const double bound = limits ? limits->bandwidth_mbs(n) : -1;
+    return bound > 0 ? RowLimit{bound, mbs / bound} : RowLimit{};
+}
+
+struct Options {
+    const char *csv_path;
+    bool limits;
+};
+
+// Takes `--csv FILE` / `--csv=FILE` and `--limits` out of the arguments (so
+// the mode stays argv[1]); WEFT_BENCH_CSV and WEFT_BENCH_LIMITS=1 are the
+// fallbacks.
+Options take_options(int &argc, char **argv)
+{
+    const char *limits_env = std::getenv("WEFT_BENCH_LIMITS");
+    Options o{std::getenv("WEFT_BENCH_CSV"), limits_env && std::strcmp(limits_env, "1") == 0};
     int out = 1;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
-            path = argv[++i];
+            o.csv_path = argv[++i];
         } else if (std::strncmp(argv[i], "--csv=", 6) == 0) {
-            path = argv[i] + 6;
+            o.csv_path = argv[i] + 6;
+        } else if (std::strcmp(argv[i], "--limits") == 0) {
+            o.limits = true;
         } else {
             argv[out++] = argv[i];
         }
     }
     argc = out;
     argv[argc] = nullptr;
-    return path;
+    return o;
 }
 
 std::vector<size_t> sizes_from(const char *text)
@@ -487,7 +578,7 @@ std::vector<size_t> sizes_from(const char *text)
 
 int main(int argc, char **argv)
 {
-    const char *csv_path = take_csv_option(argc, argv);
+    const Options options = take_options(argc, argv);
     std::string mode = argc > 1 ? argv[1] : "both";
     check(weft_init(&argc, &argv), "weft_init");
     const int me = weft_rank(), np = weft_size();
@@ -499,22 +590,28 @@ int main(int argc, char **argv)
     const auto sizes = sizes_from(argc > 2 ? argv[2] : std::getenv("WEFT_BENCH_SIZES"));
     setvbuf(stdout, nullptr, _IOLBF, 0);
     const bool pair = me < 2;
-    Report report(me, csv_path);
+    Report report(me, options.csv_path, options.limits);
+    check(weft_barrier(), "barrier");
+    std::unique_ptr<bench::MachineLimits> limits;
+    if (options.limits && pair)
+        limits = open_limits(me);
     check(weft_barrier(), "barrier");
     for (size_t n : sizes) {
         if ((mode == "lat" || mode == "both") && pair) {
             double us = latency(n, me);
-            report.line("lat", n, us, 3, "us");
+            report.line("lat", n, us, 3, "us", latency_limit(limits.get(), n, us));
         }
         if (mode == "raw" && pair) {
             double us = raw_latency(n, me);
             if (us >= 0)
-                report.line("raw", n, us, 3, "us");
+                report.line("raw", n, us, 3, "us", latency_limit(limits.get(), n, us));
         }
         if (mode == "latdist" && pair) {
-            auto [median, mean] = latency_distribution(n, me);
-            report.line("latmed", n, median, 3, "us");
-            report.line("latavg", n, mean, 3, "us");
+            const Distribution d = latency_distribution(n, me);
+            report.line("latmed", n, d.p50, 3, "us", latency_limit(limits.get(), n, d.p50));
+            report.line("latavg", n, d.mean, 3, "us", latency_limit(limits.get(), n, d.mean));
+            report.line("latp90", n, d.p90, 3, "us", latency_limit(limits.get(), n, d.p90));
+            report.line("latp99", n, d.p99, 3, "us", latency_limit(limits.get(), n, d.p99));
         }
         if (mode == "idle" && pair) {
             double ns = idle_pass_ns(me);
@@ -522,11 +619,11 @@ int main(int argc, char **argv)
         }
         if (mode == "rawbw" && pair) {
             double mbs = raw_bandwidth(n, me);
-            report.line("rawbw", n, mbs, 2, "MB/s");
+            report.line("rawbw", n, mbs, 2, "MB/s", bandwidth_limit(limits.get(), n, mbs));
         }
         if ((mode == "bw" || mode == "both") && pair) {
             double mbs = stream(n, me, 0, 1, bw_iters(n));
-            report.line("bw", n, mbs, 2, "MB/s");
+            report.line("bw", n, mbs, 2, "MB/s", bandwidth_limit(limits.get(), n, mbs));
         }
         if (mode == "rate" && pair) {
             double mbs = stream(n, me, 0, 1, {2000, 200});
