@@ -71,14 +71,22 @@ T swap_with_peer(int me, const T &mine)
     return theirs;
 }
 
-// Busy waiting with a bound: looks at the clock only every few thousand
-// turns, so the bound costs nothing beside the cache miss being waited for.
+// Busy waiting with a bound on the time without progress. It looks at the
+// clock only every few thousand turns of a wait (never on a wait that ends
+// sooner), so the bound costs nothing beside what is waited for; a slow but
+// moving probe on a loaded machine is not cut off.
 class Deadline {
 public:
-    Deadline() : end_(now_s() + kWaitLimitS) {}
+    void progressed() { ++progress_; }
     void tick(const char *waiting_for)
     {
-        if ((++turns_ & 0xfff) == 0 && now_s() > end_) {
+        if ((++turns_ & 0xfff) != 0)
+            return;
+        const double now = now_s();
+        if (end_ == 0 || progress_ != seen_) {
+            seen_ = progress_;
+            end_ = now + kWaitLimitS;
+        } else if (now > end_) {
             std::fprintf(stderr, "weft_bench: --limits: no progress in %.0f s waiting for %s\n", kWaitLimitS,
                          waiting_for);
             std::exit(1);
@@ -86,7 +94,8 @@ public:
     }
 
 private:
-    double end_;
+    double end_ = 0;
+    uint64_t progress_ = 0, seen_ = 0;
     unsigned turns_ = 0;
 };
 
@@ -106,6 +115,7 @@ void send_all(int fd, const unsigned char *p, size_t n)
         if (r > 0) {
             p += r;
             n -= static_cast<size_t>(r);
+            deadline.progressed();
         } else if (r < 0 && errno != EAGAIN && errno != EINTR) {
             fail("loopback socket send", errno);
         } else {
@@ -118,8 +128,10 @@ void send_all(int fd, const unsigned char *p, size_t n)
 size_t recv_some(int fd, unsigned char *p, size_t n, Deadline &deadline)
 {
     const ssize_t r = ::recv(fd, p, n, 0);
-    if (r > 0)
+    if (r > 0) {
+        deadline.progressed();
         return static_cast<size_t>(r);
+    }
     if (r == 0)
         fail("the other rank closed the loopback socket");
     if (errno != EAGAIN && errno != EINTR)
@@ -343,6 +355,7 @@ double MachineLimits::cache_line_one_way_us()
         for (uint64_t i = 0; i < kWarmup + uint64_t{kLineTrials} * kRoundTrips; ++i) {
             while (v.load(std::memory_order_acquire) != 2 * i + 1)
                 deadline.tick("rank 0's cache line");
+            deadline.progressed();
             v.store(2 * i + 2, std::memory_order_release);
         }
         return 0;
@@ -353,6 +366,7 @@ double MachineLimits::cache_line_one_way_us()
             v.store(2 * i + 1, std::memory_order_release);
             while (v.load(std::memory_order_acquire) != 2 * i + 2)
                 deadline.tick("rank 1's cache line");
+            deadline.progressed();
         }
     };
     round_trips(kWarmup);
