@@ -163,6 +163,12 @@ int make_fast_socket(int fd)
 struct Iterations {
     int iters, warmup;
 };
+Iterations capped(Iterations it, int cap)
+{
+    if (cap <= 0)
+        return it;
+    return {std::min(it.iters, cap), std::min(it.warmup, std::max(1, cap / 10))};
+}
 // Fewer than the benchmark's own rows use: the limit is a steady rate, and
 // three trials of these take well under a second per size.
 Iterations socket_lat_iters(size_t n)
@@ -194,7 +200,7 @@ struct MachineLimits::SharedLine {
     alignas(64) std::atomic<uint64_t> value;
 };
 
-std::unique_ptr<MachineLimits> MachineLimits::open(int me, Kind kind, std::string &why)
+std::unique_ptr<MachineLimits> MachineLimits::open(int me, Kind kind, int iteration_cap, std::string &why)
 {
     struct Host {
         char name[256];
@@ -206,7 +212,7 @@ std::unique_ptr<MachineLimits> MachineLimits::open(int me, Kind kind, std::strin
               "); the limits are those of one host";
         return nullptr;
     }
-    std::unique_ptr<MachineLimits> limits(new MachineLimits(me, kind));
+    std::unique_ptr<MachineLimits> limits(new MachineLimits(me, kind, iteration_cap));
     const bool ok = kind == Kind::SharedMemory ? limits->map_shared_line(why) : limits->connect_socket(why);
     return ok ? std::move(limits) : nullptr;
 }
@@ -348,11 +354,12 @@ double MachineLimits::bandwidth_mbs(size_t n)
 // value with the next even one. One round trip moves the line there and back.
 double MachineLimits::cache_line_one_way_us()
 {
-    constexpr int kWarmup = 10000, kRoundTrips = 20000, kLineTrials = 7;
+    constexpr int kLineTrials = 7;
+    const Iterations count = capped({20000, 10000}, iteration_cap_);
     std::atomic<uint64_t> &v = line_->value;
     Deadline deadline;
     if (me_ == 1) {
-        for (uint64_t i = 0; i < kWarmup + uint64_t{kLineTrials} * kRoundTrips; ++i) {
+        for (uint64_t i = 0; i < uint64_t(count.warmup) + uint64_t{kLineTrials} * count.iters; ++i) {
             while (v.load(std::memory_order_acquire) != 2 * i + 1)
                 deadline.tick("rank 0's cache line");
             deadline.progressed();
@@ -369,12 +376,12 @@ double MachineLimits::cache_line_one_way_us()
             deadline.progressed();
         }
     };
-    round_trips(kWarmup);
+    round_trips(count.warmup);
     std::vector<double> one_way_us;
     for (int t = 0; t < kLineTrials; ++t) {
         const double t0 = now_s();
-        round_trips(kRoundTrips);
-        one_way_us.push_back((now_s() - t0) * 1e6 / (2.0 * kRoundTrips));
+        round_trips(count.iters);
+        one_way_us.push_back((now_s() - t0) * 1e6 / (2.0 * count.iters));
     }
     return median(one_way_us);
 }
@@ -410,7 +417,7 @@ double MachineLimits::socket_one_way_us(size_t n)
 {
     const size_t len = std::max<size_t>(n, 1);
     std::vector<unsigned char> buf(len, 7);
-    const auto [iters, warmup] = socket_lat_iters(n);
+    const auto [iters, warmup] = capped(socket_lat_iters(n), iteration_cap_);
     if (me_ == 1) {
         for (int i = 0; i < warmup + kTrials * iters; ++i) {
             recv_all(sock_, buf.data(), len);
@@ -438,7 +445,7 @@ double MachineLimits::socket_one_way_us(size_t n)
 // ack once rank 1 has read all of it; MB/s on rank 0, as `bw` measures.
 double MachineLimits::socket_stream_mbs(size_t n)
 {
-    const auto [iters, warmup] = socket_bw_iters(n);
+    const auto [iters, warmup] = capped(socket_bw_iters(n), iteration_cap_);
     const size_t window_bytes = n * kWindow;
     unsigned char ack = 'a';
     if (me_ == 1) {

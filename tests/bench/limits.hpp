@@ -34,7 +34,8 @@ public:
 
     // Agrees with the other rank on the limits of `kind` (both ranks must be
     // on one host); nullptr and `why` set when they cannot be measured.
-    static std::unique_ptr<MachineLimits> open(int me, Kind kind, std::string &why);
+    // iteration_cap > 0 caps every probe's iterations (tests of the output).
+    static std::unique_ptr<MachineLimits> open(int me, Kind kind, int iteration_cap, std::string &why);
     ~MachineLimits();
 
     // The floor for a one-way latency of n bytes in us, or -1 where this
@@ -50,7 +51,7 @@ public:
     MachineLimits &operator=(const MachineLimits &) = delete;
 
 private:
-    MachineLimits(int me, Kind kind) : me_(me), kind_(kind) {}
+    MachineLimits(int me, Kind kind, int iteration_cap) : me_(me), kind_(kind), iteration_cap_(iteration_cap) {}
     bool map_shared_line(std::string &why);
     bool connect_socket(std::string &why);
 
@@ -61,6 +62,7 @@ private:
 
     int me_;
     Kind kind_;
+    int iteration_cap_;
     struct SharedLine;
     SharedLine *line_ = nullptr;   // shm: the mapped page holding the bounced line
     int sock_ = -1;                // tcp: rank 0 <-> rank 1 over 127.0.0.1

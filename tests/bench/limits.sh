@@ -14,6 +14,9 @@ set -u
 WEFTRUN=${WEFTRUN:-./weftrun}
 BENCH=${WEFT_BENCH:-./tests/bench/weft_bench}
 LIMIT=180   # seconds any single job may take before timeout kills it
+# What is printed is checked, not how fast: few iterations keep the jobs
+# short on a loaded machine.
+export WEFT_BENCH_ITERS=200
 
 for f in "$WEFTRUN" "$BENCH"; do
     [ -x "$f" ] || { echo "SKIP: $f is not built"; exit 77; }

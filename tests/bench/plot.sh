@@ -31,7 +31,10 @@ for p in ${PYTHON:-python3 /usr/bin/python3}; do
 done
 [ -n "$python" ] || { echo "SKIP: no Python with matplotlib (python3-matplotlib)"; exit 77; }
 # Ranks must not inherit parameters from the caller's environment.
-unset WEFT_BENCH_CSV WEFT_BENCH_SIZES
+unset WEFT_BENCH_CSV WEFT_BENCH_SIZES WEFT_BENCH_LIMITS
+# What is written is checked, not how fast: few iterations keep the jobs
+# short on a loaded machine.
+export WEFT_BENCH_ITERS=200
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/weft-plot-test.XXXXXX") || { echo "ERROR: mktemp"; exit 99; }
 trap 'rm -rf "$work"' EXIT
@@ -115,6 +118,16 @@ if [ "$(grep -v '^plot-bench:' "$work/reps.out")" = "$expected" ]; then
     pass "repetitions: median and min-max per size"
 else
     fail "repetitions: drew"; cat "$work/reps.out" "$work/reps.err"
+fi
+# weft_bench --limits' CSV: the limit column is a dashed series of its own,
+# for lat and bw only; rows without a limit add no point to it.
+printf 'test,size,value,unit,limit,fraction\nlat,8,2,us,0.5,0.250\nlat,1024,4,us,,\nbw,4096,1000,MB/s,20000,0.050\n' >"$work/lim.csv"
+timeout -k 5 $LIMIT "$python" "$PLOT" --table -o "$work/lim.svg" "w=$work/lim.csv" >"$work/lim.out" 2>"$work/lim.err"
+expected=$(printf 'w\tlat\t8\t2\t2\t2\nw\tlat\t1024\t4\t4\t4\nw limit\tlat\t8\t0.5\t0.5\t0.5\nw\tbw\t4096\t1000\t1000\t1000\nw limit\tbw\t4096\t20000\t20000\t20000')
+if [ "$(grep -v '^plot-bench:' "$work/lim.out" | sort)" = "$(echo "$expected" | sort)" ]; then
+    pass "CSV with --limits columns: the limit as its own series"
+else
+    fail "CSV with --limits columns: drew"; cat "$work/lim.out" "$work/lim.err"
 fi
 timeout -k 5 $LIMIT "$python" "$PLOT" --table --class tcp -o "$work/tcp.svg" "$FIXTURE" >"$work/tcp.out" 2>&1
 want=$("$python" -c 'import json, sys

@@ -28,6 +28,8 @@
 //          half a pass late on average
 //
 // Sizes default to 0 B .. 4 MiB (powers of two), or WEFT_BENCH_SIZES.
+// WEFT_BENCH_ITERS=N caps every row's iterations (and the limits') at N:
+// for tests of the output, never for numbers.
 // Only rank 0 prints: `lat <bytes> <us>`, `bw <bytes> <MB/s>`,
 // `rate <bytes> <msgs/s>`, `multi <bytes> <MB/s>`, `raw <bytes> <us>`,
 // `rawbw <bytes> <MB/s>`, `idle 0 <ns per pass>`,
@@ -92,23 +94,32 @@ void check(int rc, const char *what)
 struct Iters {
     int iters, warmup;
 };
+// WEFT_BENCH_ITERS=N: at most N iterations per row (and N/10 warm-up), for
+// tests that check what is printed, not how fast, on a loaded machine.
+int g_iteration_cap = 0;
+Iters capped(Iters it)
+{
+    if (g_iteration_cap <= 0)
+        return it;
+    return {std::min(it.iters, g_iteration_cap), std::min(it.warmup, std::max(1, g_iteration_cap / 10))};
+}
 Iters lat_iters(size_t n)
 {
     if (n <= 8192)
-        return {10000, 1000};
+        return capped({10000, 1000});
     if (n <= (1u << 20))
-        return {1000, 100};
-    return {200, 20};
+        return capped({1000, 100});
+    return capped({200, 20});
 }
 Iters bw_iters(size_t n)
 {
     if (n <= 8192)
-        return {1000, 100};
+        return capped({1000, 100});
     if (n <= 65536)
-        return {200, 20};
+        return capped({200, 20});
     if (n <= (1u << 20))
-        return {30, 3};
-    return {10, 2};
+        return capped({30, 3});
+    return capped({10, 2});
 }
 
 constexpr int kWindow = 64;
@@ -499,7 +510,7 @@ std::unique_ptr<bench::MachineLimits> open_limits(int me)
         return nullptr;
     }
     std::string why;
-    auto limits = bench::MachineLimits::open(me, static_cast<Kind>(kind), why);
+    auto limits = bench::MachineLimits::open(me, static_cast<Kind>(kind), g_iteration_cap, why);
     if (!limits && me == 0)
         std::fprintf(stderr, "weft_bench: --limits: cannot measure the limits: %s\n", why.c_str());
     if (limits && me == 0)
@@ -579,6 +590,8 @@ std::vector<size_t> sizes_from(const char *text)
 int main(int argc, char **argv)
 {
     const Options options = take_options(argc, argv);
+    if (const char *cap = std::getenv("WEFT_BENCH_ITERS"))
+        g_iteration_cap = std::atoi(cap);
     std::string mode = argc > 1 ? argv[1] : "both";
     check(weft_init(&argc, &argv), "weft_init");
     const int me = weft_rank(), np = weft_size();
@@ -626,7 +639,7 @@ int main(int argc, char **argv)
             report.line("bw", n, mbs, 2, "MB/s", bandwidth_limit(limits.get(), n, mbs));
         }
         if (mode == "rate" && pair) {
-            double mbs = stream(n, me, 0, 1, {2000, 200});
+            double mbs = stream(n, me, 0, 1, capped({2000, 200}));
             report.line("rate", n, n ? mbs * 1e6 / n : 0.0, 0, "msgs/s");
         }
         if (mode == "multi") {
