@@ -224,9 +224,11 @@ bool MachineLimits::map_shared_line(std::string &why)
     int my_error = 0;
     char name[64] = {};
     int fd = -1;
+    bool created = false;   // only a name this rank created is removed
     if (me_ == 0) {
         std::snprintf(name, sizeof name, "/weft_bench_line.%d", static_cast<int>(getpid()));
         fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        created = fd >= 0;
         if (fd < 0) {
             my_error = errno;
         } else if (ftruncate(fd, 4096) != 0) {
@@ -234,12 +236,14 @@ bool MachineLimits::map_shared_line(std::string &why)
             close(fd);
             fd = -1;
         }
+        if (!created)
+            name[0] = '\0';   // an existing name is someone else's: rank 1 must not open it
         exchange_check(weft_send(name, sizeof name, 1, kTagLimits), "send the line's name");
     } else {
         exchange_check(weft_recv(name, sizeof name, 0, kTagLimits, nullptr), "receive the line's name");
-        fd = shm_open(name, O_RDWR, 0);
+        fd = name[0] ? shm_open(name, O_RDWR, 0) : -1;
         if (fd < 0)
-            my_error = errno;
+            my_error = name[0] ? errno : ENOENT;
     }
     if (fd >= 0) {
         void *p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -250,7 +254,7 @@ bool MachineLimits::map_shared_line(std::string &why)
         close(fd);
     }
     const int their_error = swap_with_peer(me_, my_error);
-    if (me_ == 0 && name[0])
+    if (created)
         shm_unlink(name);   // both hold it through their mappings now, or never will
     if (my_error || their_error) {
         why = std::string("shared memory for the cache-line ping-pong: ") + std::strerror(my_error ? my_error : their_error);
