@@ -50,6 +50,10 @@ struct Forced {
     bool allreduce = false, reduce = false, allgather = false, alltoall = false;
     Algorithm allreduce_alg{}, reduce_alg{}, allgather_alg{}, alltoall_alg{};
     bool verbose = false;
+    // The ranks sleep while they wait (progress mode block: more ranks
+    // than cores on the node): a round can cost a wake-up, milliseconds on
+    // a loaded host, and dwarfs the bytes a halving algorithm saves.
+    bool ranks_sleep = false;
 };
 
 void read_forced(const char *name, bool *set, Algorithm *alg)
@@ -72,6 +76,9 @@ const Forced &forced()
         read_forced("mpi_coll_alltoall_algorithm", &r.alltoall, &r.alltoall_alg);
         const std::string v = param_text("mpi_coll_verbose");
         r.verbose = v == "true" || v == "1";
+        weft_job_info_t job{};
+        job.size = sizeof job;
+        r.ranks_sleep = weft_job_info(&job) == WEFT_SUCCESS && std::strcmp(job.progress_mode, "block") == 0;
         return r;
     }();
     return f;
@@ -88,10 +95,14 @@ Choice choose_halving(int ranks, size_t bytes, size_t elements, bool commutative
         return {tree, "the operation does not commute: one tree keeps rank order"};
     if (is_forced)
         return {forced_alg, "forced by its parameter"};
-    if (ranks < 2 || elements < static_cast<size_t>(floor_power_of_two(ranks)))
+    if (ranks < kHalvingMinRanks)
+        return {tree, "fewer than 4 ranks: halving moves as many bytes in twice the messages"};
+    if (elements < static_cast<size_t>(floor_power_of_two(ranks)))
         return {tree, "fewer elements than ranks: halving has blocks to split only below one per rank"};
     if (bytes < kHalvingMinBytes)
         return {tree, "small vector: log p messages of it cost less than 2 log p of its parts"};
+    if (forced().ranks_sleep)
+        return {tree, "ranks sleep while they wait (more ranks than cores): log p rounds, not 2 log p"};
     return {halving, "large vector: 2(p-1)/p of it moves instead of log p times all of it"};
 }
 
@@ -148,9 +159,9 @@ void report_choice(const char *collective, int rank, int ranks, size_t bytes, co
     if (!forced().verbose || rank != 0)
         return;
     static std::mutex m;
-    static std::set<std::pair<std::string, Algorithm>> said;
+    static std::set<std::pair<std::string, std::string>> said;
     std::lock_guard<std::mutex> lock(m);
-    if (!said.insert({collective, c.algorithm}).second)
+    if (!said.insert({collective, std::string(algorithm_name(c.algorithm)) + c.why}).second)
         return;
     std::fprintf(stderr, "weft mpi_coll: %s of %zu bytes on %d ranks: %s (%s)\n", collective, bytes, ranks,
                  algorithm_name(c.algorithm), c.why);

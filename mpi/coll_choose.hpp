@@ -31,7 +31,14 @@ struct Choice {
 // 2(p-1)/p of the vector, against log p messages of the whole vector for
 // recursive doubling (binomial): at 16 ranks 8 alpha + 1.9 n beta against
 // 4 alpha + 4 n beta, even at n = 1.9 alpha/beta, a few KiB.
+// At 2 or 3 ranks halving sends n bytes in 2 messages where the tree
+// sends them in 1 (2(p-1)/p = log p at p = 2): it wins from 4 ranks on.
+// Where ranks share cores (progress mode block) every round may wait for
+// a wake-up (milliseconds measured on the loaded 2-core VM at 4 ranks,
+// 16-64 KiB: Rabenseifner's 4 rounds took 4-8 ms where recursive
+// doubling's 2 took 30-85 us), so there the tree's fewer rounds win.
 inline constexpr size_t kHalvingMinBytes = 8 * 1024;
+inline constexpr int kHalvingMinRanks = 4;
 // Allgather: Bruck (and recursive doubling) send log p messages, the ring
 // p-1, of the same bytes; the ring moves no block twice through a scratch
 // buffer and only to a neighbour, so it wins once the copies weigh more
@@ -57,8 +64,8 @@ Choice choose_reduce(int ranks, size_t bytes, size_t elements, bool commutative)
 Choice choose_allgather(int ranks, size_t bytes);
 Choice choose_alltoall(int ranks, size_t block_bytes);
 
-// With mpi_coll_verbose: says on stderr (once per collective and
-// algorithm, at the communicator's rank 0: every member chooses the same)
+// With mpi_coll_verbose: says on stderr (once per collective, algorithm
+// and reason, at the communicator's rank 0: every member chooses the same)
 // what `collective` chose and why.
 void report_choice(const char *collective, int rank, int ranks, size_t bytes, const Choice &c);
 

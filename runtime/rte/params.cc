@@ -101,7 +101,7 @@ std::vector<params::Definition> param_definitions()
                        "rounds of half the data each), 'pairwise' (p-1 rounds of one block).",
                        {"auto", "bruck", "pairwise"}));
     auto verbose = def("verbose", params::Type::Bool, "false", WEFT_LEVEL_TUNER_DETAIL,
-                       "Print on stderr, once per collective and algorithm, which algorithm a blocking "
+                       "Print on stderr, once per collective, algorithm and reason, which algorithm a blocking "
                        "collective chose and why.");
     verbose.framework = "mpi";
     verbose.component = "coll";
