@@ -2,12 +2,16 @@
 // Collectives on a communicator's collective context (so they never match
 // its point-to-point traffic), built on weft's tagged messages:
 //  - Barrier: dissemination (log p rounds of empty messages);
-//  - Bcast: binomial tree; Reduce: binomial tree toward the root;
-//  - Allreduce: recursive doubling (non-powers of two fold their extra
-//    ranks in first and get the result last);
+//  - Bcast: binomial tree;
+//  - Reduce: binomial tree, or reduce-scatter + gather for large vectors;
+//  - Allreduce: recursive doubling, or Rabenseifner for large vectors
+//    (non-powers of two fold their extra ranks in first);
 //  - Gather(v) / Scatter(v): the root posts every receive (send) at once;
-//  - Allgather(v): a ring, p-1 steps of one block each;
-//  - Alltoall(v): pairwise exchange, p-1 steps.
+//  - Allgather(v): Bruck or recursive doubling (small), a ring (large or
+//    not one dense array), p-1 steps of one block each;
+//  - Alltoall: Bruck for small blocks, else (and Alltoallv) pairwise
+//    exchange, p-1 steps.
+// coll_choose.cc picks the algorithm (coll_algos.hpp has them).
 // Data moves as bytes: contiguous datatypes straight from the user's
 // buffers, others packed. Reductions work on arrays of the datatype's
 // basic element in memory layout (pairs keep their padding).
@@ -15,8 +19,11 @@
 #include <bit>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "mpi/coll.hpp"
+#include "mpi/coll_algos.hpp"
+#include "mpi/coll_choose.hpp"
 #include "mpi/coll_inter.hpp"
 #include "mpi/coll_sched.hpp"
 #include "mpi/internal.hpp"
@@ -96,27 +103,84 @@ int barrier(const Comm &c)
 
 namespace {
 
-// Binomial tree toward root over the dense arrays: acc holds this rank's
-// data (read only on a rank without children) and ends holding its
-// subtree's result; tmp (bytes) takes a child's.
-int reduce_to(const Comm &c, std::byte *acc, std::byte *tmp, size_t bytes, MPI_Op op, Basic b, size_t n, int root,
-              int tag)
+// A reduction's arrays on this rank (coll_algos.hpp): the user's buffers
+// themselves when dense, else packed copies in the communicator's
+// scratch. result_buf: where this rank's result goes (null: nowhere, a
+// reduce's non-root).
+struct Dense {
+    const std::byte *input;
+    std::byte *result;
+    std::byte *work;
+};
+Dense dense_arrays(Comm &c, const Datatype &t, int count, const void *input, void *result_buf, size_t bytes,
+                   bool dense)
 {
-    const int vr = (c.rank - root + c.size) % c.size;
-    for (int mask = 1; mask < c.size; mask <<= 1) {
-        if (vr & mask) {
-            const int to = ((vr - mask) + root) % c.size;
-            return coll_send(c, acc, bytes, to, tag);
-        }
-        if (vr + mask < c.size) {
-            const int from = (vr + mask + root) % c.size;
-            if (int rc = coll_recv(c, tmp, bytes, from, tag))
-                return rc;
-            // acc = acc op tmp; the lower rank's data first, for MINLOC ties.
-            reduce_apply(op, b, tmp, acc, n);
-        }
+    const bool own_result = !dense || !result_buf;
+    std::byte *scratch = c.scratch.get(bytes * (1 + (own_result ? 1 : 0) + (dense ? 0 : 1)));
+    Dense d{nullptr, nullptr, scratch};
+    std::byte *next = scratch + bytes;
+    d.result = own_result ? std::exchange(next, next + bytes) : static_cast<std::byte *>(result_buf) + t.data_offset;
+    if (dense) {
+        d.input = static_cast<const std::byte *>(input) + t.data_offset;
+    } else {
+        load(input, count, t, next, bytes);
+        d.input = next;
     }
-    return WEFT_SUCCESS;
+    return d;
+}
+
+// Allgather(v) when the blocks lie back to back in one dense array: Bruck
+// or recursive doubling where coll_choose says so; kNotDense when the
+// layout is not one array or the ring was chosen (the caller's).
+constexpr int kNotDense = 1;
+int allgather_dense(Comm &c, void *recvbuf, const int counts[], const int displs[], const Datatype &t)
+{
+    const int p = c.size;
+    if (!t.dense || p == 1)
+        return kNotDense;
+    std::vector<size_t> off(static_cast<size_t>(p) + 1, 0);
+    for (int r = 0; r < p; ++r) {
+        if (r + 1 < p && displs[r + 1] != displs[r] + counts[r])
+            return kNotDense;
+        off[r + 1] = off[r] + t.size * static_cast<size_t>(counts[r]);
+    }
+    if (off[p] == 0)
+        return WEFT_SUCCESS;
+    const Choice how = choose_allgather(p, off[p]);
+    report_choice("MPI_Allgather", c.rank, p, off[p], how);
+    std::byte *base = at(recvbuf, displs[0], t) + t.data_offset;
+    switch (how.algorithm) {
+    case Algorithm::Bruck: return allgather_bruck(c, base, off, c.scratch.get(off[p]));
+    case Algorithm::RecursiveDoubling: return allgather_recursive_doubling(c, base, off);
+    default: return kNotDense;
+    }
+}
+
+// Alltoall by Bruck where coll_choose says so and both sides are one
+// dense array of equal blocks; kNotDense otherwise (pairwise exchange, by
+// MPI_Alltoallv, which also checks the arguments).
+int alltoall_small(const Ctx &cx, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype)
+{
+    Comm &c = *cx.c;
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    const Datatype *rt = datatype(recvtype);
+    const Datatype *st = in_place ? rt : datatype(sendtype);
+    if (!rt || !st || !rt->committed || !st->committed || !rt->dense || !st->dense || recvcount <= 0 ||
+        (!in_place && sendcount < 0) || c.size == 1)
+        return kNotDense;
+    const size_t block = rt->size * static_cast<size_t>(recvcount);
+    if (!in_place && st->size * static_cast<size_t>(sendcount) != block)
+        return kNotDense;
+    const Choice how = choose_alltoall(c.size, block);
+    report_choice("MPI_Alltoall", c.rank, c.size, block, how);
+    if (how.algorithm != Algorithm::Bruck)
+        return kNotDense;
+    const auto *send = in_place ? at(recvbuf, 0, *rt) + rt->data_offset : at(sendbuf, 0, *st) + st->data_offset;
+    if (int wrc = alltoall_bruck(c, send, at(recvbuf, 0, *rt) + rt->data_offset, block,
+                                 c.scratch.get(alltoall_bruck_work(c.size, block))))
+        return fail(cx, wrc);
+    return MPI_SUCCESS;
 }
 
 int bcast_bytes(const Comm &c, void *buf, size_t bytes, int root, int tag)
@@ -228,28 +292,21 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, 
     if (count == 0)
         return MPI_SUCCESS;
     // The dense arrays: the root's result is its receive buffer itself
-    // when that is dense; a leaf sends its send buffer as it is.
+    // when that is dense; every rank reads its input where it is.
     const bool is_root = c->rank == root;
     const void *input = sendbuf == MPI_IN_PLACE && is_root ? recvbuf : sendbuf;
-    const size_t bytes = n * elem;
     const bool dense = dense_as_is(*t, count);
-    const int vr = (c->rank - root + c->size) % c->size;
-    const bool has_children = !(vr & 1) && vr + 1 < c->size;
-    std::byte *scratch = has_children || !dense ? c->scratch.get(2 * bytes) : nullptr;
-    std::byte *tmp = scratch;
-    std::byte *acc;
-    if (is_root && dense)
-        acc = static_cast<std::byte *>(recvbuf) + t->data_offset;
-    else if (dense && !has_children)
-        acc = const_cast<std::byte *>(static_cast<const std::byte *>(input) + t->data_offset);   // only read
-    else
-        acc = scratch + bytes;
-    if (acc != static_cast<const std::byte *>(input) + t->data_offset || !dense)
-        load(input, count, *t, acc, bytes);
-    if (int wrc = reduce_to(*c, acc, tmp, bytes, op, t->basic, n, root, kTagReduce))
+    Dense d = dense_arrays(*c, *t, count, input, is_root ? recvbuf : nullptr, n * elem, dense);
+    const Vec v{op, t->basic, n, elem};
+    const Choice how = choose_reduce(c->size, v.bytes(), n, true);
+    report_choice("MPI_Reduce", c->rank, c->size, v.bytes(), how);
+    const int wrc = how.algorithm == Algorithm::ReduceScatterGather
+                        ? reduce_scatter_gather(*c, v, d.input, d.result, d.work, root)
+                        : reduce_binomial(*c, v, d.input, d.result, d.work, root);
+    if (wrc)
         return fail(cx, wrc);
     if (is_root && !dense)
-        store(acc, bytes, recvbuf, count, *t);
+        store(d.result, v.bytes(), recvbuf, count, *t);
     return MPI_SUCCESS;
 }
 
@@ -270,71 +327,19 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype t
         return rc;
     if (count == 0)
         return MPI_SUCCESS;
-    const size_t bytes = n * elem;
     const bool dense = dense_as_is(*t, count);
     const void *input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    const auto *input_at = static_cast<const std::byte *>(input) + t->data_offset;
-    const int p = c->size, me = c->rank;
-    int p2 = 1;
-    while (p2 * 2 <= p)
-        p2 *= 2;
-    const int extra = p - p2;
-    // Of the first 2*extra ranks, the even ones hand their data to the odd
-    // ones and wait for the result (fold); the others take part in the
-    // doubling as virtual rank vr.
-    const int vr = me < 2 * extra ? (me % 2 == 0 ? -1 : me / 2) : me - extra;
-    // Two arrays: mine (this rank's partial result) and other (a partner's
-    // data). A step with a lower partner leaves the result in other (the
-    // lower rank's data goes first), and the two swap; those are the steps
-    // whose bit is set in vr. Starting in the right one of them, the result
-    // ends in the receive buffer itself: no copy out, and only the scratch
-    // array is extra memory.
-    std::byte *scratch = c->scratch.get(dense ? bytes : 2 * bytes);
-    std::byte *result = dense ? static_cast<std::byte *>(recvbuf) + t->data_offset : scratch + bytes;
-    const bool odd_swaps = vr > 0 && std::popcount(static_cast<unsigned>(vr)) % 2 == 1;
-    std::byte *mine = odd_swaps ? scratch : result;
-    std::byte *other = odd_swaps ? result : scratch;
-    if (vr < 0 && dense) {   // folded in: hands its data over as it is
-        if (int wrc = coll_send(*c, input_at, bytes, me + 1, kTagAllreduce))
-            return fail(cx, wrc);
-    } else {
-        if (!dense || mine != input_at)
-            load(input, count, *t, mine, bytes);
-        if (vr < 0) {
-            if (int wrc = coll_send(*c, mine, bytes, me + 1, kTagAllreduce))
-                return fail(cx, wrc);
-        }
-    }
-    if (me < 2 * extra && vr >= 0) {
-        if (int wrc = coll_recv(*c, other, bytes, me - 1, kTagAllreduce))
-            return fail(cx, wrc);
-        reduce_apply(op, t->basic, other, mine, n);
-    }
-    if (vr >= 0) {
-        for (int mask = 1; mask < p2; mask <<= 1) {
-            const int pv = vr ^ mask;
-            const int partner = pv < extra ? pv * 2 + 1 : pv + extra;
-            if (int wrc = coll_sendrecv(*c, mine, bytes, partner, other, bytes, partner, kTagAllreduce))
-                return fail(cx, wrc);
-            // Apply in rank order so every rank computes the same value.
-            if (partner < me) {
-                reduce_apply(op, t->basic, mine, other, n);
-                std::swap(mine, other);
-            } else {
-                reduce_apply(op, t->basic, other, mine, n);
-            }
-        }
-    }
-    if (me < 2 * extra) {
-        if (vr >= 0) {
-            if (int wrc = coll_send(*c, mine, bytes, me - 1, kTagAllreduce))
-                return fail(cx, wrc);
-        } else if (int wrc = coll_recv(*c, result, bytes, me + 1, kTagAllreduce)) {
-            return fail(cx, wrc);
-        }
-    }
+    Dense d = dense_arrays(*c, *t, count, input, recvbuf, n * elem, dense);
+    const Vec v{op, t->basic, n, elem};
+    const Choice how = choose_allreduce(c->size, v.bytes(), n, true);
+    report_choice("MPI_Allreduce", c->rank, c->size, v.bytes(), how);
+    const int wrc = how.algorithm == Algorithm::Rabenseifner
+                        ? allreduce_rabenseifner(*c, v, d.input, d.result, d.work)
+                        : allreduce_recursive_doubling(*c, v, d.input, d.result, d.work);
+    if (wrc)
+        return fail(cx, wrc);
     if (!dense)
-        store(result, bytes, recvbuf, count, *t);
+        store(d.result, v.bytes(), recvbuf, count, *t);
     return MPI_SUCCESS;
 }
 
@@ -478,6 +483,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     const int p = c->size, me = c->rank;
     if (!in_place)
         copy_typed(sendbuf, sendcount, *st, at(recvbuf, displs[me], *rt), recvcounts[me], *rt);
+    if (int wrc = allgather_dense(*c, recvbuf, recvcounts, displs, *rt); wrc != kNotDense)
+        return wrc ? fail(cx, wrc) : MPI_SUCCESS;
     // Ring: in step s, pass block (me - s) right and take block (me - s - 1)
     // from the left.
     const int right = (me + 1) % p, left = (me - 1 + p) % p;
@@ -567,6 +574,9 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     MPI_THREAD_GUARD;
     COLL_COMM_ANY("MPI_Alltoall", h);   // the v-form takes intercommunicators
+    if (!c->inter)
+        if (int rc = alltoall_small(cx, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype); rc != kNotDense)
+            return rc;
     const size_t p = static_cast<size_t>(c->size);
     std::vector<int> sc(p, sendcount), sd(p), rc_(p, recvcount), rd(p);
     for (size_t r = 0; r < p; ++r) {

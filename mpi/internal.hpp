@@ -532,6 +532,9 @@ inline int wait_one(weft_request_t *r, weft_msg_status_t *st)
 // Reductions: inout[i] = op(in[i], inout[i]) for n basic elements.
 bool op_valid_for(MPI_Op op, Basic b);
 void reduce_apply(MPI_Op op, Basic b, const void *in, void *inout, size_t n);
+// out = a op in, a holding the lower ranks' data; out is a, in, or memory
+// overlapping neither.
+void reduce_apply3(MPI_Op op, Basic b, const void *a, const void *in, void *out, size_t n);
 const char *op_name(MPI_Op op);
 
 // Tags on a communicator's collective context, one per kind of exchange.

@@ -30,7 +30,9 @@ libweft_mpi_la_SOURCES += \
 libweft_mpi_la_SOURCES += mpi/tool.cc
 
 # Collectives (blocking, nonblocking, persistent) and operations:
-libweft_mpi_la_SOURCES += mpi/coll.hpp mpi/coll_sched.hpp mpi/coll_sched.cc mpi/coll_build.cc mpi/coll_nb.cc mpi/coll_inter.hpp mpi/coll_inter.cc
+libweft_mpi_la_SOURCES += mpi/coll.hpp mpi/coll_sched.hpp mpi/coll_sched.cc mpi/coll_build.cc mpi/coll_nb.cc mpi/coll_inter.hpp mpi/coll_inter.cc \
+	mpi/coll_choose.hpp mpi/coll_choose.cc mpi/coll_algos.hpp mpi/coll_reduce_tree.cc mpi/coll_halving.cc \
+	mpi/coll_allgather.cc mpi/coll_alltoall.cc
 
 # Communicators, groups, topologies, neighbourhood collectives, attributes:
 libweft_mpi_la_SOURCES += mpi/attr.cc mpi/comm_more.cc mpi/comm_inter.cc \

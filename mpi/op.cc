@@ -53,39 +53,58 @@ inline void each(const T *__restrict in, T *__restrict io, size_t n, F f)
         io[i] = f(io[i], in[i]);
 }
 
-template <class T>
-void arith(MPI_Op op, const T *in, T *io, size_t n)
+// out[i] = f(a[i], b[i]): the three-array form, so a collective combines
+// its own data with a peer's straight into the result instead of copying
+// its data there first (a reduce's root used to copy its whole send
+// buffer into the receive buffer before the first combine). The arrays
+// do not overlap (reduce_apply3 sends the aliased cases to each()).
+template <class T, class F>
+inline void each3(const T *__restrict a, const T *__restrict b, T *__restrict out, size_t n, F f)
+{
+    constexpr size_t kBlock = sizeof(T) >= 64 ? 1 : 64 / sizeof(T);
+    size_t i = 0;
+    for (; i + kBlock <= n; i += kBlock)
+        for (size_t j = 0; j < kBlock; ++j)
+            out[i + j] = f(a[i + j], b[i + j]);
+    for (; i < n; ++i)
+        out[i] = f(a[i], b[i]);
+}
+
+// The element function of op on T, handed to apply (which runs each() or
+// each3() with it): one switch for both forms.
+template <class T, class Apply>
+void arith(MPI_Op op, Apply apply)
 {
     switch (op) {
-    case MPI_SUM: each(in, io, n, [](T a, T b) { return static_cast<T>(a + b); }); break;
-    case MPI_PROD: each(in, io, n, [](T a, T b) { return static_cast<T>(a * b); }); break;
-    case MPI_MAX: each(in, io, n, [](T a, T b) { return b > a ? b : a; }); break;
-    case MPI_MIN: each(in, io, n, [](T a, T b) { return b < a ? b : a; }); break;
-    case MPI_LAND: each(in, io, n, [](T a, T b) { return static_cast<T>(a && b); }); break;
-    case MPI_LOR: each(in, io, n, [](T a, T b) { return static_cast<T>(a || b); }); break;
-    case MPI_LXOR: each(in, io, n, [](T a, T b) { return static_cast<T>(!a != !b); }); break;
+    case MPI_SUM: apply([](T a, T b) { return static_cast<T>(a + b); }); break;
+    case MPI_PROD: apply([](T a, T b) { return static_cast<T>(a * b); }); break;
+    case MPI_MAX: apply([](T a, T b) { return b > a ? b : a; }); break;
+    case MPI_MIN: apply([](T a, T b) { return b < a ? b : a; }); break;
+    case MPI_LAND: apply([](T a, T b) { return static_cast<T>(a && b); }); break;
+    case MPI_LOR: apply([](T a, T b) { return static_cast<T>(a || b); }); break;
+    case MPI_LXOR: apply([](T a, T b) { return static_cast<T>(!a != !b); }); break;
     default: break;
     }
 }
 
-template <class T>
-void bits(MPI_Op op, const T *in, T *io, size_t n)
+template <class T, class Apply>
+void bits(MPI_Op op, Apply apply)
 {
     switch (op) {
-    case MPI_BAND: each(in, io, n, [](T a, T b) { return static_cast<T>(a & b); }); break;
-    case MPI_BOR: each(in, io, n, [](T a, T b) { return static_cast<T>(a | b); }); break;
-    case MPI_BXOR: each(in, io, n, [](T a, T b) { return static_cast<T>(a ^ b); }); break;
-    default: arith(op, in, io, n);
+    case MPI_BAND: apply([](T a, T b) { return static_cast<T>(a & b); }); break;
+    case MPI_BOR: apply([](T a, T b) { return static_cast<T>(a | b); }); break;
+    case MPI_BXOR: apply([](T a, T b) { return static_cast<T>(a ^ b); }); break;
+    default: arith<T>(op, apply);
     }
 }
 
-template <class T>
-void cplx(MPI_Op op, const T *in, T *io, size_t n)
+template <class T, class Apply>
+void cplx(MPI_Op op, Apply apply)
 {
     if (op == MPI_SUM)
-        each(in, io, n, [](T a, T b) { return a + b; });
+        apply([](T a, T b) { return a + b; });
     else if (op == MPI_PROD)
-        each(in, io, n, [](T a, T b) { return a * b; });
+        apply([](T a, T b) { return a * b; });
 }
 
 // in itself, or (when its n elements overlap io's) a copy of it in *copy.
@@ -108,38 +127,117 @@ struct LocPair {
     int i;
 };
 
-// MINLOC/MAXLOC: the extreme value, and on a tie the smaller index.
+// MINLOC/MAXLOC: out = the extreme of a and b, and on a tie the smaller
+// index (out may be a or b: each pair is read before it is written).
 template <class V>
-void loc(MPI_Op op, const void *in_, void *io_, size_t n)
+void loc(MPI_Op op, const void *a_, const void *b_, void *out_, size_t n)
 {
-    const auto *in = static_cast<const LocPair<V> *>(in_);
-    auto *io = static_cast<LocPair<V> *>(io_);
+    const auto *a = static_cast<const LocPair<V> *>(a_);
+    const auto *b = static_cast<const LocPair<V> *>(b_);
+    auto *out = static_cast<LocPair<V> *>(out_);
     for (size_t k = 0; k < n; ++k) {
-        const bool better = op == MPI_MAXLOC ? in[k].v > io[k].v : in[k].v < io[k].v;
-        if (better || (in[k].v == io[k].v && in[k].i < io[k].i))
-            io[k] = in[k];
+        const bool better = op == MPI_MAXLOC ? b[k].v > a[k].v : b[k].v < a[k].v;
+        out[k] = better || (b[k].v == a[k].v && b[k].i < a[k].i) ? b[k] : a[k];
     }
 }
 
-// Integers get the bitwise operations too; callers pass aligned arrays of T
-// (the collectives' own copies).
 template <class T>
-void typed(MPI_Op op, const void *in_, void *io, size_t n)
+struct IsComplex : std::false_type {};
+template <class T>
+struct IsComplex<std::complex<T>> : std::true_type {};
+
+// op's element function for T into apply: integers get the bitwise
+// operations too, complex numbers only sum and product.
+template <class T, class Apply>
+void dispatch(MPI_Op op, Apply apply)
 {
-    std::unique_ptr<T[]> copy;
-    const T *in = detached<T>(in_, io, n, &copy);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-        bits(op, in, static_cast<T *>(io), n);
+    if constexpr (IsComplex<T>::value)
+        cplx<T>(op, apply);
+    else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+        bits<T>(op, apply);
     else
-        arith(op, in, static_cast<T *>(io), n);
+        arith<T>(op, apply);
+}
+
+// The basic type's kernel: Kernel<T>::run(op, args...) for each T.
+template <template <class> class Kernel, class... Args>
+void by_basic(Basic b, MPI_Op op, Args... args)
+{
+    switch (b) {
+    case Basic::Char: Kernel<char>::run(op, args...); break;
+    case Basic::SChar: case Basic::Int8: Kernel<int8_t>::run(op, args...); break;
+    case Basic::UChar: case Basic::UInt8: case Basic::Byte: Kernel<uint8_t>::run(op, args...); break;
+    case Basic::WChar: Kernel<wchar_t>::run(op, args...); break;
+    case Basic::Short: case Basic::Int16: Kernel<int16_t>::run(op, args...); break;
+    case Basic::UShort: case Basic::UInt16: Kernel<uint16_t>::run(op, args...); break;
+    case Basic::Int: case Basic::Int32: Kernel<int32_t>::run(op, args...); break;
+    case Basic::UInt: case Basic::UInt32: Kernel<uint32_t>::run(op, args...); break;
+    case Basic::Long: Kernel<long>::run(op, args...); break;
+    case Basic::ULong: Kernel<unsigned long>::run(op, args...); break;
+    case Basic::LongLong: case Basic::Int64: case Basic::Offset: case Basic::Count:
+        Kernel<int64_t>::run(op, args...);
+        break;
+    case Basic::ULongLong: case Basic::UInt64: Kernel<uint64_t>::run(op, args...); break;
+    case Basic::Aint: Kernel<MPI_Aint>::run(op, args...); break;
+    case Basic::Bool: Kernel<bool>::run(op, args...); break;
+    case Basic::Float: Kernel<float>::run(op, args...); break;
+    case Basic::Double: Kernel<double>::run(op, args...); break;
+    case Basic::LongDouble: Kernel<long double>::run(op, args...); break;
+    case Basic::FloatComplex: Kernel<std::complex<float>>::run(op, args...); break;
+    case Basic::DoubleComplex: Kernel<std::complex<double>>::run(op, args...); break;
+    case Basic::LongDoubleComplex: Kernel<std::complex<long double>>::run(op, args...); break;
+    case Basic::FloatInt: Kernel<LocPair<float>>::run(op, args...); break;
+    case Basic::DoubleInt: Kernel<LocPair<double>>::run(op, args...); break;
+    case Basic::LongInt: Kernel<LocPair<long>>::run(op, args...); break;
+    case Basic::TwoInt: Kernel<LocPair<int>>::run(op, args...); break;
+    case Basic::ShortInt: Kernel<LocPair<short>>::run(op, args...); break;
+    case Basic::LongDoubleInt: Kernel<LocPair<long double>>::run(op, args...); break;
+    default: break;
+    }
 }
 
 template <class T>
-void typed_cplx(MPI_Op op, const void *in_, void *io, size_t n)
-{
-    std::unique_ptr<T[]> copy;
-    cplx(op, detached<T>(in_, io, n, &copy), static_cast<T *>(io), n);
-}
+struct IsLoc : std::false_type {};
+template <class V>
+struct IsLoc<LocPair<V>> : std::true_type {};
+template <class T>
+struct LocValue {};
+template <class V>
+struct LocValue<LocPair<V>> {
+    using type = V;
+};
+
+// io = io op in. Callers pass aligned arrays of T (the collectives' own
+// copies).
+template <class T>
+struct TwoArrays {
+    static void run(MPI_Op op, const void *in_, void *io_, size_t n)
+    {
+        if constexpr (IsLoc<T>::value) {
+            loc<typename LocValue<T>::type>(op, io_, in_, io_, n);
+        } else {
+            std::unique_ptr<T[]> copy;
+            const T *in = detached<T>(in_, io_, n, &copy);
+            T *io = static_cast<T *>(io_);
+            dispatch<T>(op, [&](auto f) { each(in, io, n, f); });
+        }
+    }
+};
+
+// out = a op b.
+template <class T>
+struct ThreeArrays {
+    static void run(MPI_Op op, const void *a, const void *b, void *out, size_t n)
+    {
+        if constexpr (IsLoc<T>::value) {
+            loc<typename LocValue<T>::type>(op, a, b, out, n);
+        } else {
+            const T *x = static_cast<const T *>(a), *y = static_cast<const T *>(b);
+            T *o = static_cast<T *>(out);
+            dispatch<T>(op, [&](auto f) { each3(x, y, o, n, f); });
+        }
+    }
+};
 
 } // namespace
 
@@ -175,37 +273,23 @@ bool op_valid_for(MPI_Op op, Basic b)
 
 void reduce_apply(MPI_Op op, Basic b, const void *in, void *io, size_t n)
 {
-    switch (b) {
-    case Basic::Char: typed<char>(op, in, io, n); break;
-    case Basic::SChar: case Basic::Int8: typed<int8_t>(op, in, io, n); break;
-    case Basic::UChar: case Basic::UInt8: case Basic::Byte: typed<uint8_t>(op, in, io, n); break;
-    case Basic::WChar: typed<wchar_t>(op, in, io, n); break;
-    case Basic::Short: case Basic::Int16: typed<int16_t>(op, in, io, n); break;
-    case Basic::UShort: case Basic::UInt16: typed<uint16_t>(op, in, io, n); break;
-    case Basic::Int: case Basic::Int32: typed<int32_t>(op, in, io, n); break;
-    case Basic::UInt: case Basic::UInt32: typed<uint32_t>(op, in, io, n); break;
-    case Basic::Long: typed<long>(op, in, io, n); break;
-    case Basic::ULong: typed<unsigned long>(op, in, io, n); break;
-    case Basic::LongLong: case Basic::Int64: case Basic::Offset: case Basic::Count:
-        typed<int64_t>(op, in, io, n);
-        break;
-    case Basic::ULongLong: case Basic::UInt64: typed<uint64_t>(op, in, io, n); break;
-    case Basic::Aint: typed<MPI_Aint>(op, in, io, n); break;
-    case Basic::Bool: typed<bool>(op, in, io, n); break;
-    case Basic::Float: typed<float>(op, in, io, n); break;
-    case Basic::Double: typed<double>(op, in, io, n); break;
-    case Basic::LongDouble: typed<long double>(op, in, io, n); break;
-    case Basic::FloatComplex: typed_cplx<std::complex<float>>(op, in, io, n); break;
-    case Basic::DoubleComplex: typed_cplx<std::complex<double>>(op, in, io, n); break;
-    case Basic::LongDoubleComplex: typed_cplx<std::complex<long double>>(op, in, io, n); break;
-    case Basic::FloatInt: loc<float>(op, in, io, n); break;
-    case Basic::DoubleInt: loc<double>(op, in, io, n); break;
-    case Basic::LongInt: loc<long>(op, in, io, n); break;
-    case Basic::TwoInt: loc<int>(op, in, io, n); break;
-    case Basic::ShortInt: loc<short>(op, in, io, n); break;
-    case Basic::LongDoubleInt: loc<long double>(op, in, io, n); break;
-    default: break;
+    by_basic<TwoArrays>(b, op, in, io, n);
+}
+
+void reduce_apply3(MPI_Op op, Basic b, const void *a, const void *in, void *out, size_t n)
+{
+    // The predefined operations commute element by element (IEEE sums and
+    // products included; MINLOC/MAXLOC break ties by index, not by side),
+    // so the aliased cases are the two-array kernel with out as io.
+    if (out == a) {
+        reduce_apply(op, b, in, out, n);
+        return;
     }
+    if (out == in) {
+        reduce_apply(op, b, a, out, n);
+        return;
+    }
+    by_basic<ThreeArrays>(b, op, a, in, out, n);
 }
 
 } // namespace weft::mpi

@@ -27,7 +27,8 @@ params::Definition def(const char *name, params::Type type, const char *dflt, in
 std::vector<FrameworkInfo> param_groups()
 {
     return {{"rte", "process runtime: PMIx job and modex, progress engine, per-peer endpoints"},
-            engine::param_group()};
+            engine::param_group(),
+            {"mpi", "the MPI layer (libweft_mpi): which algorithm each collective uses"}};
 }
 
 std::vector<params::Definition> param_definitions()
@@ -70,6 +71,41 @@ std::vector<params::Definition> param_definitions()
                       "by measured bandwidth, the deepest unexpected queue, every fallback and retry. "
                       "'text' prints it, 'json:FILE' writes it as JSON to FILE, '' (the default) does "
                       "neither. weftrun --report sets it; other launchers set it themselves."));
+    // The MPI layer's collective algorithms (mpi/coll_choose.cc reads them;
+    // libweft_mpi sits on weft.h and cannot register parameters itself).
+    auto coll = [](const char *name, const char *help, std::vector<std::string> algorithms) {
+        params::Definition d = def(name, params::Type::Enum, "auto", WEFT_LEVEL_TUNER_DETAIL, help);
+        d.framework = "mpi";
+        d.component = "coll";
+        d.enumerators = std::move(algorithms);
+        return d;
+    };
+    out.push_back(coll("allreduce_algorithm",
+                       "Algorithm of MPI_Allreduce with a predefined operation: 'auto' chooses by "
+                       "communicator size and bytes (mpi_coll_verbose shows the choice and why); "
+                       "'recursive_doubling' (log p rounds of the whole vector); 'rabenseifner' "
+                       "(reduce-scatter by recursive halving, then allgather by recursive doubling).",
+                       {"auto", "recursive_doubling", "rabenseifner"}));
+    out.push_back(coll("reduce_algorithm",
+                       "Algorithm of MPI_Reduce with a predefined operation: 'auto', 'binomial' "
+                       "(tree toward the root), 'reduce_scatter_gather' (recursive halving, then a "
+                       "binomial gather of the reduced blocks at the root).",
+                       {"auto", "binomial", "reduce_scatter_gather"}));
+    out.push_back(coll("allgather_algorithm",
+                       "Algorithm of MPI_Allgather(v) on contiguous data: 'auto', 'bruck' (log p "
+                       "rounds, any size), 'recursive_doubling' (log p rounds, powers of two only; "
+                       "others use bruck), 'ring' (p-1 rounds to a neighbour).",
+                       {"auto", "bruck", "recursive_doubling", "ring"}));
+    out.push_back(coll("alltoall_algorithm",
+                       "Algorithm of MPI_Alltoall on contiguous data: 'auto', 'bruck' (log p "
+                       "rounds of half the data each), 'pairwise' (p-1 rounds of one block).",
+                       {"auto", "bruck", "pairwise"}));
+    auto verbose = def("verbose", params::Type::Bool, "false", WEFT_LEVEL_TUNER_DETAIL,
+                       "Print on stderr, once per collective, algorithm and reason, which algorithm a blocking "
+                       "collective chose and why.");
+    verbose.framework = "mpi";
+    verbose.component = "coll";
+    out.push_back(verbose);
     // The engine's own (engine/params.cc), registered with the runtime's.
     for (auto &d : engine::param_definitions())
         out.push_back(std::move(d));

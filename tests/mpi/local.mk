@@ -148,6 +148,13 @@ tests_mpi_coll_scratch_SOURCES = tests/mpi/coll_scratch.c tests/mpi/mtest.h
 tests_mpi_coll_scratch_CPPFLAGS = $(mpi_test_cppflags)
 tests_mpi_coll_scratch_LDADD = libweft_mpi.la libweft.la
 tests_mpi_coll_scratch_LDFLAGS = $(mpi_test_ldflags)
+check_PROGRAMS += tests/mpi/coll_algos
+tests_mpi_coll_algos_SOURCES = tests/mpi/coll_algos.c tests/mpi/mtest.h
+tests_mpi_coll_algos_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_coll_algos_LDADD = libweft_mpi.la libweft.la
+tests_mpi_coll_algos_LDFLAGS = $(mpi_test_ldflags)
+TESTS += tests/mpi/coll_algos.sh
+EXTRA_DIST += tests/mpi/coll_algos.sh
 # A measurement, not a test: how much of MPI_Iallreduce / MPI_Ialltoall
 # hides behind computation (as OSU's overlap column).
 check_PROGRAMS += tests/mpi/nbc_overlap

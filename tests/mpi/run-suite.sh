@@ -51,6 +51,7 @@ thread_multiple  1
 coll_ops         1
 coll_nb          1
 coll_scratch     1
+coll_algos       1
 
 # (communicators, topologies, attributes)
 attr             1

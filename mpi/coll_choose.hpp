@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Which algorithm each blocking collective runs, chosen in one place from
+// the communicator's size, the bytes and whether the operation commutes,
+// with the reason; the mpi_coll_*_algorithm parameters force one (as Open
+// MPI's coll/tuned lets users force one). The thresholds come from an
+// alpha-beta model (docs/collectives.md): a message costs alpha, a byte
+// beta, and on shared memory alpha/beta is a few KiB.
+#pragma once
+
+#include <cstddef>
+
+namespace weft::mpi::coll {
+
+enum class Algorithm {
+    RecursiveDoubling,     // allreduce, allgather (powers of two)
+    Rabenseifner,          // allreduce: reduce-scatter by halving + allgather by doubling
+    Binomial,              // reduce
+    ReduceScatterGather,   // reduce: reduce-scatter by halving + binomial gather
+    Bruck,                 // allgather, alltoall
+    Ring,                  // allgather
+    Pairwise,              // alltoall
+};
+const char *algorithm_name(Algorithm a);
+
+struct Choice {
+    Algorithm algorithm;
+    const char *why;
+};
+
+// Allreduce and reduce: the halving algorithms send 2 log p messages and
+// 2(p-1)/p of the vector, against log p messages of the whole vector for
+// recursive doubling (binomial): at 16 ranks 8 alpha + 1.9 n beta against
+// 4 alpha + 4 n beta, even at n = 1.9 alpha/beta, a few KiB.
+// At 2 or 3 ranks halving sends n bytes in 2 messages where the tree
+// sends them in 1 (2(p-1)/p = log p at p = 2): it wins from 4 ranks on.
+// Where ranks share cores (progress mode block) every round may wait for
+// a wake-up (milliseconds measured on the loaded 2-core VM at 4 ranks,
+// 16-64 KiB: Rabenseifner's 4 rounds took 4-8 ms where recursive
+// doubling's 2 took 30-85 us), so there the tree's fewer rounds win.
+inline constexpr size_t kHalvingMinBytes = 8 * 1024;
+inline constexpr int kHalvingMinRanks = 4;
+// Allgather: Bruck (and recursive doubling) send log p messages, the ring
+// p-1, of the same bytes; the ring moves no block twice through a scratch
+// buffer and only to a neighbour, so it wins once the copies weigh more
+// than the messages saved. Bytes are the whole gathered vector (MPICH's
+// 80 KiB and 512 KiB).
+inline constexpr size_t kAllgatherBruckMaxBytes = 80 * 1024;
+inline constexpr size_t kAllgatherDoublingMaxBytes = 512 * 1024;
+// Alltoall: Bruck sends log p messages of p/2 blocks each, pairwise
+// exchange p-1 messages of one block: at 16 ranks 4 alpha + 32 m beta
+// against 15 alpha + 15 m beta, even at m = 0.65 alpha/beta; with Bruck's
+// local rotations (two more copies of everything) the gain ends sooner.
+// Bytes are one block (MPICH's 256).
+inline constexpr size_t kAlltoallBruckMaxBlock = 256;
+// Bruck's log p rounds beat p-1 only from 4 ranks on.
+inline constexpr int kAlltoallBruckMinRanks = 4;
+
+// ranks: the communicator's size; bytes: the reduced vector (allreduce,
+// reduce), the gathered vector (allgather) or one block (alltoall);
+// elements: the vector's basic elements (the halving algorithms split it
+// into one block per rank).
+Choice choose_allreduce(int ranks, size_t bytes, size_t elements, bool commutative);
+Choice choose_reduce(int ranks, size_t bytes, size_t elements, bool commutative);
+Choice choose_allgather(int ranks, size_t bytes);
+Choice choose_alltoall(int ranks, size_t block_bytes);
+
+// With mpi_coll_verbose: says on stderr (once per collective, algorithm
+// and reason, at the communicator's rank 0: every member chooses the same)
+// what `collective` chose and why.
+void report_choice(const char *collective, int rank, int ranks, size_t bytes, const Choice &c);
+
+} // namespace weft::mpi::coll

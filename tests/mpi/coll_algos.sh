@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# coll_algos.sh: tests/mpi/coll_algos at 1, 2, 3, 4, 5, 7 and 8 ranks, once
+# with the algorithms chosen by size and once per forced set (the
+# mpi_coll_*_algorithm parameters), each result against the program's
+# serial reference; with mpi_coll_verbose, each forced algorithm must be
+# the one that ran.
+set -u
+builddir=${WEFT_ABS_BUILDDIR:-$(pwd)}
+prog="$builddir/tests/mpi/coll_algos"
+if [ ! -x "$builddir/weftrun" ] || [ ! -x "$prog" ]; then
+    echo "SKIP: weftrun or tests/mpi/coll_algos is not built"
+    exit 77
+fi
+for v in $(env | sed -n 's/^\(WEFT_MCA_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+out=$(mktemp -d "${TMPDIR:-/tmp}/weft-coll-algos.XXXXXX") || exit 1
+trap 'rm -rf "$out"' EXIT
+np_list=${COLL_ALGOS_NP:-"1 2 3 4 5 7 8"}
+failed=0
+
+# run NAME NP 'VAR=VALUE ...' 'PATTERN|...': the program passes, and with
+# 2 or more ranks every pattern (an extended regular expression) matches a
+# line of its verbose report.
+run() {
+    name=$1 np=$2 vars=$3 patterns=$4
+    log="$out/$name.$np"
+    # shellcheck disable=SC2086
+    env WEFT_MCA_mpi_coll_verbose=true $vars timeout 180 "$builddir/weftrun" --oversubscribe -np "$np" "$prog" \
+        >"$log" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ] || ! grep -qx 'No Errors' "$log"; then
+        echo "FAIL $name np=$np (exit $rc)"
+        tail -20 "$log"
+        failed=1
+        return
+    fi
+    if [ "$np" -ge 2 ]; then
+        old_ifs=$IFS
+        IFS='|'
+        for pat in $patterns; do
+            if ! grep -Eq "$pat" "$log"; then
+                echo "FAIL $name np=$np: no report line matching '$pat'"
+                grep 'mpi_coll' "$log"
+                failed=1
+            fi
+        done
+        IFS=$old_ifs
+    fi
+    echo "PASS $name np=$np"
+}
+
+pow2() { case $1 in 1 | 2 | 4 | 8 | 16) return 0 ;; esac; return 1; }
+
+for np in $np_list; do
+    # Chosen by size (ranks that yield rather than sleep: the halving
+    # algorithms need 4 ranks and ranks awake), and by how ranks wait.
+    if [ "$np" -ge 4 ]; then halving="rabenseifner"; rsg="reduce_scatter_gather"; else halving="recursive_doubling \(fewer than 4"; rsg="binomial \(fewer than 4"; fi
+    run auto "$np" "WEFT_MCA_rte_base_progress=yield" "MPI_Allreduce of [0-9]+ bytes on $np ranks: $halving|MPI_Allreduce of 4 bytes on $np ranks: recursive_doubling|MPI_Reduce of [0-9]+ bytes on $np ranks: $rsg"
+    [ "$np" -ge 4 ] && run asleep "$np" "WEFT_MCA_rte_base_progress=block" "MPI_Allreduce of 20012 bytes on $np ranks: recursive_doubling \(ranks sleep"
+    run trees "$np" "WEFT_MCA_mpi_coll_allreduce_algorithm=recursive_doubling WEFT_MCA_mpi_coll_reduce_algorithm=binomial WEFT_MCA_mpi_coll_allgather_algorithm=bruck WEFT_MCA_mpi_coll_alltoall_algorithm=bruck" \
+        "MPI_Allreduce .*: recursive_doubling \(forced|MPI_Reduce .*: binomial \(forced|MPI_Allgather .*: bruck \(forced|MPI_Alltoall .*: bruck \(forced"
+    if pow2 "$np"; then doubling="recursive_doubling \(forced"; else doubling="bruck \(recursive doubling forced"; fi
+    run halving "$np" "WEFT_MCA_mpi_coll_allreduce_algorithm=rabenseifner WEFT_MCA_mpi_coll_reduce_algorithm=reduce_scatter_gather WEFT_MCA_mpi_coll_allgather_algorithm=recursive_doubling WEFT_MCA_mpi_coll_alltoall_algorithm=pairwise" \
+        "MPI_Allreduce .*: rabenseifner \(forced|MPI_Reduce .*: reduce_scatter_gather \(forced|MPI_Allgather .*: $doubling|MPI_Alltoall .*: pairwise \(forced"
+    run ring "$np" "WEFT_MCA_mpi_coll_allgather_algorithm=ring" "MPI_Allgather .*: ring \(forced"
+done
+exit $failed
