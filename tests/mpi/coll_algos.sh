@@ -56,7 +56,7 @@ for np in $np_list; do
     # algorithms need 4 ranks and ranks awake), and by how ranks wait.
     if [ "$np" -ge 4 ]; then halving="rabenseifner"; rsg="reduce_scatter_gather"; else halving="recursive_doubling \(fewer than 4"; rsg="binomial \(fewer than 4"; fi
     run auto "$np" "WEFT_MCA_rte_base_progress=yield" "MPI_Allreduce of [0-9]+ bytes on $np ranks: $halving|MPI_Allreduce of 4 bytes on $np ranks: recursive_doubling|MPI_Reduce of [0-9]+ bytes on $np ranks: $rsg"
-    [ "$np" -ge 4 ] && run asleep "$np" "WEFT_MCA_rte_base_progress=block" "MPI_Allreduce of 20012 bytes on $np ranks: recursive_doubling \(ranks sleep"
+    [ "$np" -ge 4 ] && run asleep "$np" "WEFT_MCA_rte_base_progress=block" "MPI_Allreduce of 20012 bytes on $np ranks: recursive_doubling \(ranks sleep|MPI_Allgather .*: ring \(ranks sleep"
     run trees "$np" "WEFT_MCA_mpi_coll_allreduce_algorithm=recursive_doubling WEFT_MCA_mpi_coll_reduce_algorithm=binomial WEFT_MCA_mpi_coll_allgather_algorithm=bruck WEFT_MCA_mpi_coll_alltoall_algorithm=bruck" \
         "MPI_Allreduce .*: recursive_doubling \(forced|MPI_Reduce .*: binomial \(forced|MPI_Allgather .*: bruck \(forced|MPI_Alltoall .*: bruck \(forced"
     if pow2 "$np"; then doubling="recursive_doubling \(forced"; else doubling="bruck \(recursive doubling forced"; fi
