@@ -231,11 +231,88 @@ void ScifModule::rdv_done(ScifEndpoint &ep, std::span<const std::byte> payload)
 int ScifModule::deliver(ScifEndpoint &ep, int budget)
 {
     sc::Endpoint *s = sc::lookup(ep.epd);
+    // Not in the round that announced CONNECTED (see connected_round).
+    if (!s || ep.phase == EpPhase::dead || ep.connected_round == rounds_)
+        return 0;
+    if (ep.phase == EpPhase::connected) [[likely]]
+        return deliver_connected(ep, *s, budget);
+    return deliver_handshake(ep, *s, budget);
+}
+
+// The message path: whole messages go straight to the recv upcall from the
+// ring; the cells of the batch are freed as it goes and their credit
+// returned to the sender once, at the end.
+int ScifModule::deliver_connected(ScifEndpoint &ep, sc::Endpoint &s, int budget)
+{
+    auto *const recv = c_.upcalls.recv;
+    void *const ctx = c_.upcalls.ctx;
     int events = 0;
     sc::Chunk c;
-    // Not in the round that announced CONNECTED (see connected_round).
-    while (events < budget && s && ep.phase != EpPhase::dead && ep.connected_round != rounds_ &&
-           s->rx.peek(&c)) {
+    // An upcall may disconnect the endpoint (closing; it stays connected
+    // until progress() ends it) but never ends it, so s stays valid.
+    while (events < budget && s.rx.peek(&c)) {
+        if (c.type == static_cast<sc::ChunkType>(kAm)) [[likely]] {
+            if (recv)
+                recv(ctx, &ep.c, c.tag, c.payload.data(), c.payload.size());
+        } else {
+            deliver_other(ep, c);
+        }
+        s.rx.consume();
+        ++events;
+    }
+    if (events > 0)
+        s.rx.publish_head();
+    return events;
+}
+
+void ScifModule::deliver_other(ScifEndpoint &ep, const sc::Chunk &c)
+{
+    switch (static_cast<uint8_t>(c.type)) {
+    case kRdv:
+        read_rdv(ep, c.tag, c.payload);
+        break;
+    case kRdvDone:
+        rdv_done(ep, c.payload);
+        break;
+    case kFragFirst: {
+        uint64_t total = 0;
+        if (c.payload.size() >= sizeof total)
+            std::memcpy(&total, c.payload.data(), sizeof total);
+        if (c.payload.size() < sizeof total || total > config_.max_send ||
+            c.payload.size() - sizeof total > total) {
+            ep.reasm_active = false;   // a broken peer: drop the message
+            break;
+        }
+        ep.reasm.assign(c.payload.begin() + sizeof total, c.payload.end());
+        ep.reasm.reserve(total);
+        ep.reasm_total = total;
+        ep.reasm_am = c.tag;
+        ep.reasm_active = true;
+        break;
+    }
+    case kFrag:
+        if (!ep.reasm_active || ep.reasm.size() + c.payload.size() > ep.reasm_total)
+            break;
+        ep.reasm.insert(ep.reasm.end(), c.payload.begin(), c.payload.end());
+        if (ep.reasm.size() == ep.reasm_total) {
+            ep.reasm_active = false;
+            if (c_.upcalls.recv)
+                c_.upcalls.recv(c_.upcalls.ctx, &ep.c, ep.reasm_am, ep.reasm.data(), ep.reasm.size());
+            std::vector<std::byte>().swap(ep.reasm);
+        }
+        break;
+    default:
+        break;   // unknown types from a newer peer (or a hello again) are skipped
+    }
+}
+
+// Before the connection is up: the hello (acceptor) or its answer
+// (connector), then, once connected, the messages that followed it.
+int ScifModule::deliver_handshake(ScifEndpoint &ep, sc::Endpoint &s, int budget)
+{
+    int events = 0;
+    sc::Chunk c;
+    while (events < budget && s.rx.peek(&c)) {
         const auto type = static_cast<uint8_t>(c.type);
         if (ep.phase == EpPhase::awaiting_hello) {
             // Copied out and freed first: handle_hello may hand the
@@ -245,7 +322,7 @@ int ScifModule::deliver(ScifEndpoint &ep, int budget)
             const size_t len = type == kHello ? std::min(c.payload.size(), sizeof hello) : 0;
             if (len)
                 std::memcpy(hello, c.payload.data(), len);
-            s->rx.pop();
+            s.rx.pop();
             ++events;
             if (type != kHello) {
                 refuse_endpoint(ep, "its first message is not a hello");
@@ -258,63 +335,19 @@ int ScifModule::deliver(ScifEndpoint &ep, int budget)
                 }
                 return events;
             }
-            if (ep.phase != EpPhase::connected)
-                return events;   // adopted by the endpoint of our own connect
-            continue;
-        }
-        if (ep.phase == EpPhase::awaiting_reply) {
+        } else if (ep.phase == EpPhase::awaiting_reply) {
             const uint8_t answer = type == kHelloReply ? c.tag : uint8_t{kRefuse};
-            s->rx.pop();
+            s.rx.pop();
             ++events;
             handle_reply(ep, answer);
-            if (ep.phase != EpPhase::connected)
-                return events;
-            continue;
+        } else {
+            return events;   // connecting or waiting for the peer: nothing is read
         }
-        switch (type) {
-        case kAm:
-            if (c_.upcalls.recv)
-                c_.upcalls.recv(c_.upcalls.ctx, &ep.c, c.tag, c.payload.data(), c.payload.size());
-            break;
-        case kRdv:
-            read_rdv(ep, c.tag, c.payload);
-            break;
-        case kRdvDone:
-            rdv_done(ep, c.payload);
-            break;
-        case kFragFirst: {
-            uint64_t total = 0;
-            if (c.payload.size() >= sizeof total)
-                std::memcpy(&total, c.payload.data(), sizeof total);
-            if (c.payload.size() < sizeof total || total > config_.max_send ||
-                c.payload.size() - sizeof total > total) {
-                ep.reasm_active = false;   // a broken peer: drop the message
-                break;
-            }
-            ep.reasm.assign(c.payload.begin() + sizeof total, c.payload.end());
-            ep.reasm.reserve(total);
-            ep.reasm_total = total;
-            ep.reasm_am = c.tag;
-            ep.reasm_active = true;
-            break;
-        }
-        case kFrag:
-            if (!ep.reasm_active || ep.reasm.size() + c.payload.size() > ep.reasm_total)
-                break;
-            ep.reasm.insert(ep.reasm.end(), c.payload.begin(), c.payload.end());
-            if (ep.reasm.size() == ep.reasm_total) {
-                ep.reasm_active = false;
-                if (c_.upcalls.recv)
-                    c_.upcalls.recv(c_.upcalls.ctx, &ep.c, ep.reasm_am, ep.reasm.data(),
-                                    ep.reasm.size());
-                std::vector<std::byte>().swap(ep.reasm);
-            }
-            break;
-        default:
-            break;   // unknown types from a newer peer are skipped
-        }
-        s->rx.pop();
-        ++events;
+        if (ep.phase != EpPhase::connected)
+            return events;   // adopted by the endpoint of our own connect, or closed
+        if (ep.connected_round == rounds_)
+            return events;   // the runtime learns of the connection first
+        return events + deliver_connected(ep, s, budget - events);
     }
     return events;
 }

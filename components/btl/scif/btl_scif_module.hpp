@@ -50,6 +50,11 @@
 
 #include "btl_scif_wire.hpp"
 
+namespace weft::scif {
+class Endpoint;
+struct Chunk;
+} // namespace weft::scif
+
 namespace weft::btl_scif {
 
 struct ScifConfig {
@@ -180,12 +185,17 @@ public:
 
 private:
     void accept_new(int *events);
-    void advance(ScifEndpoint &ep, int *events);
+    // Nothing to do for ep this round (the idle poll's question).
+    [[gnu::always_inline]] inline bool idle(const ScifEndpoint &ep) const;
+    [[gnu::noinline]] void advance(ScifEndpoint &ep, int *events);
     void flush_pending(ScifEndpoint &ep);
     void flush_acks(ScifEndpoint &ep);
     void read_rdv(ScifEndpoint &ep, uint8_t am_id, std::span<const std::byte> payload);
     void rdv_done(ScifEndpoint &ep, std::span<const std::byte> payload);
     int deliver(ScifEndpoint &ep, int budget);
+    int deliver_connected(ScifEndpoint &ep, weft::scif::Endpoint &s, int budget);
+    int deliver_handshake(ScifEndpoint &ep, weft::scif::Endpoint &s, int budget);
+    [[gnu::noinline]] void deliver_other(ScifEndpoint &ep, const weft::scif::Chunk &c);
     bool handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len);
     void handle_reply(ScifEndpoint &ep, uint8_t answer);
     void connected(ScifEndpoint &ep, int *events, bool announce);

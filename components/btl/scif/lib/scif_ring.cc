@@ -71,11 +71,6 @@ RingConsumer::RingConsumer(RingShared *ring)
 {
 }
 
-bool RingConsumer::producer_closed() const
-{
-    return std::atomic_ref<uint32_t>(r_->producer_closed).load(std::memory_order_acquire) != 0;
-}
-
 void RingConsumer::set_waiting(bool on)
 {
     std::atomic_ref<uint32_t>(r_->consumer_waiting).store(on ? 1 : 0, std::memory_order_relaxed);

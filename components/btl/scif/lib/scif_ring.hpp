@@ -136,9 +136,18 @@ public:
     explicit RingConsumer(RingShared *ring);
     // The chunk at the head, if published (pads are skipped).
     bool peek(Chunk *out);
-    // Frees the chunk peek() returned.
+    // Frees the chunk peek() returned and tells the producer.
     void pop();
-    bool producer_closed() const;
+    // Frees the chunk peek() returned without telling the producer yet: a
+    // batch of chunks is freed this way, then publish_head() returns all
+    // their credits in one store (a store per message would pull the line
+    // the producer reads into the consumer's cache once per message).
+    void consume();
+    void publish_head() { std::atomic_ref<uint64_t>(r_->head).store(head_, std::memory_order_release); }
+    bool producer_closed() const
+    {
+        return std::atomic_ref<uint32_t>(r_->producer_closed).load(std::memory_order_acquire) != 0;
+    }
     // Is something (a chunk or a pad) published at the head? One load: the
     // idle poll's question, answered without a call.
     bool ready() const
@@ -229,9 +238,9 @@ inline bool RingConsumer::peek(Chunk *out)
             // Only a pad's first cell was written: the rest are still the
             // zeros every freed cell holds.
             head_cells_ = 1;
-            pop();
+            consume();
             head_ += cells - 1;
-            std::atomic_ref<uint64_t>(r_->head).store(head_, std::memory_order_release);
+            publish_head();
             continue;
         }
         out->type = type;
@@ -247,13 +256,20 @@ inline bool RingConsumer::peek(Chunk *out)
     }
 }
 
-inline void RingConsumer::pop()
+inline void RingConsumer::consume()
 {
+    // A chunk never wraps (peek checked it), so its cells are consecutive.
+    std::byte *first = cells_ + (head_ & mask_) * kCell;
     for (uint32_t i = 0; i < head_cells_; ++i)
-        *ring_detail::seq_word(cells_ + ((head_ + i) & mask_) * kCell) = 0;
+        *ring_detail::seq_word(first + size_t{i} * kCell) = 0;
     head_ += head_cells_;
     head_cells_ = 0;
-    std::atomic_ref<uint64_t>(r_->head).store(head_, std::memory_order_release);
+}
+
+inline void RingConsumer::pop()
+{
+    consume();
+    publish_head();
 }
 
 // Initializes a ring header in fresh (zeroed) shared memory.
