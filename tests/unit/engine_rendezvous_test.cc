@@ -21,7 +21,7 @@ using weft::engine::Request;
 class Rendezvous : public weft::test::EnginePair {
 protected:
     static constexpr size_t kLarge = 100000;   // past the fake module's eager limit (4096)
-    // What an Rts carries by chunks: engine_base_rndv_first (64k) capped by
+    // What an Rts carries by chunks: rndv_first (64k, config_of) capped by
     // the fake module's largest message (16384) less the Rts header.
     static constexpr size_t kFirst = 16384 - sizeof(weft::engine::wire::Rts);
     static constexpr size_t kChunk = 4096;     // config_of
