@@ -118,6 +118,7 @@ struct Op {
     bool sync = false;                     // TaggedSend: rendezvous, so it completes once matched
     bool rendezvous = false;
     size_t sent = 0;                       // Cts mode: bytes sent so far
+    size_t first = 0;                      // rendezvous: data bytes the Rts carried
     uint64_t token = 0;                    // Cts mode: the target's receive; Reply: the get's op
     size_t granted = 0;                    // Cts mode: bytes the target takes
     size_t ack_offset = 0;                 // where the target put it (from the Ack)
@@ -143,6 +144,7 @@ struct PutInfo {
     uint64_t addr = 0;                     // Rts by RDMA
     const uint8_t *rkey = nullptr;         // Rts by RDMA (points into the frame or an Unexpected)
     size_t rkey_len = 0;
+    size_t first = 0;                      // Rts: the data bytes [0, first) it carries
     weft_btl_endpoint_t *ep = nullptr;     // where it came from
 };
 
@@ -158,10 +160,12 @@ struct Unexpected {
     {
         return (rank == WEFT_RANK_ANY || rank == info.source) && ((bits ^ info.match_bits) & ~ignore) == 0;
     }
+    // The data that came with it: all of an eager put, an Rts's first bytes.
+    size_t carried() const { return info.type == wire::Type::Rts ? info.first : info.length; }
     std::span<const std::byte> data() const
     {
-        return info.length <= kInlineUnexpected ? std::span<const std::byte>(inline_data.data(), info.length)
-                                                : std::span<const std::byte>(heap_data);
+        return carried() <= kInlineUnexpected ? std::span<const std::byte>(inline_data.data(), carried())
+                                              : std::span<const std::byte>(heap_data);
     }
 };
 

@@ -19,6 +19,7 @@ struct Config {
     size_t eager_limit_cap = 0;            // engine_base_eager_limit (0: the module's own)
     size_t eager_window = 4u << 20;        // engine_base_eager_window
     size_t chunk = 512u << 10;             // engine_base_rndv_chunk
+    size_t rndv_first = 0;                 // engine_base_rndv_first (0: the Rts carries no data)
     bool rndv_rdma = true;                 // engine_base_rndv_rdma
     size_t rndv_split = 64u << 10;         // engine_base_rndv_split (0: never)
     std::chrono::milliseconds finalize_timeout{10000};   // engine_base_finalize_timeout

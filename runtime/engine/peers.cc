@@ -176,8 +176,15 @@ void Peers::consume_credit_slow(uint32_t src, size_t bytes)
 {
     if (src >= job_size_ || bytes == 0)
         return;
+    count_received(slot(src).counters, WEFT_PROTO_EAGER, bytes);
+    return_credit(src, bytes);
+}
+
+void Peers::return_credit(uint32_t src, size_t bytes)
+{
+    if (src >= job_size_ || bytes == 0)
+        return;
     PeerTraffic &ps = slot(src);
-    count_received(ps.counters, WEFT_PROTO_EAGER, bytes);
     ps.consumed_unreported += bytes;
     if (ps.consumed_unreported >= eager_window_ / 4) {
         wire::Credit c{};

@@ -126,6 +126,9 @@ public:
         consume_credit_slow(src, bytes);
     }
     [[gnu::noinline]] void consume_credit_slow(uint32_t src, size_t bytes);
+    // The credit alone, for eager-window bytes that are not an eager
+    // message (an Rts's first bytes: counted with their rendezvous).
+    void return_credit(uint32_t src, size_t bytes);
     // A Credit frame from src: bytes of ours it consumed.
     void on_credit(uint32_t src, uint64_t bytes);
     // Why operations with `rank` failed with `error`: the transport's

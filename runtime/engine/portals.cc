@@ -360,12 +360,10 @@ void Portals::store_unexpected(const PutInfo &u, std::span<const std::byte> data
         std::memcpy(q->rkey.data(), u.rkey, u.rkey_len);
         q->info.rkey = q->rkey.data();
     }
-    if (u.type != wire::Type::Rts) {
-        if (u.length <= kInlineUnexpected)
-            std::memcpy(q->inline_data.data(), data.data(), u.length);
-        else
-            q->heap_data.assign(data.begin(), data.end());
-    }
+    if (q->carried() <= kInlineUnexpected)
+        std::memcpy(q->inline_data.data(), data.data(), q->carried());
+    else
+        q->heap_data.assign(data.begin(), data.end());
     Portal &pt = portals_[u.portal];
     (pt.uq_tail ? pt.uq_tail->next : pt.uq_head) = q;
     pt.uq_tail = q;

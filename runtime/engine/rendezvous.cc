@@ -23,7 +23,8 @@ uint64_t ctx_handle(void *ctx) { return static_cast<uint64_t>(reinterpret_cast<u
 Rendezvous::Rendezvous(Host &host, Portals &portals, Peers &peers, Pool<Op, 5> &ops, CounterPage &counters,
                        const Config &config)
     : host_(host), portals_(portals), peers_(peers), ops_(ops), counters_(counters), my_rank_(config.my_rank),
-      job_size_(config.job_size), chunk_(config.chunk), rdma_(config.rndv_rdma), split_min_(config.rndv_split)
+      job_size_(config.job_size), chunk_(config.chunk), first_max_(config.rndv_first),
+      eager_window_(config.eager_window), rdma_(config.rndv_rdma), split_min_(config.rndv_split)
 {
 }
 
@@ -66,16 +67,29 @@ int Rendezvous::send_rts(PeerTraffic &ps, Op *op)
             op->reg.rkey_len <= sizeof op->reg.rkey && op->reg.rkey_len <= 64)
             op->reg_module = m;
     }
-    std::span<const std::byte> rkey;
+    std::span<const std::byte> payload;   // the rkey, or the first bytes of the data
     if (op->reg_module) {
         r.rkey_len = static_cast<uint8_t>(op->reg.rkey_len);
         r.addr = reinterpret_cast<uint64_t>(op->data);
-        rkey = std::span(reinterpret_cast<const std::byte *>(op->reg.rkey), op->reg.rkey_len);
+        payload = std::span(reinterpret_cast<const std::byte *>(op->reg.rkey), op->reg.rkey_len);
+    } else {
+        // By chunks: the first bytes travel with the header, so data moves
+        // while the Cts for the rest makes its round trip. They count
+        // against the eager window: until matched they may sit in the
+        // target's unexpected queue.
+        const size_t room = m->caps.max_send > sizeof r ? m->caps.max_send - sizeof r : 0;
+        const size_t first = std::min({first_max_, op->length, room});
+        if (ps.eager_outstanding + first <= eager_window_) {
+            r.first = static_cast<uint32_t>(first);
+            payload = std::span(op->data, first);
+        }
     }
-    const int rc = peers_.send_frame(ps, wire::bytes_of(r), rkey);
+    const int rc = peers_.send_frame(ps, wire::bytes_of(r), payload);
     if (rc == WEFT_SUCCESS) {
         op->rendezvous = true;
         op->state = Op::State::WaitFin;
+        op->first = r.first;
+        ps.eager_outstanding += r.first;
     }
     return rc;
 }
@@ -90,7 +104,7 @@ Op *Rendezvous::on_cts(weft_btl_endpoint_t *ep, const wire::Frame &f)
     }
     op->token = c.token;
     op->granted = c.mlength;
-    op->sent = 0;
+    op->sent = std::min(op->first, op->granted);   // the Rts carried those
     op->state = Op::State::Sending;
     return op;
 }
@@ -151,8 +165,12 @@ void Rendezvous::on_put_written(weft_btl_endpoint_t *, void *ctx, int status)
 
 // ---------------------------------------------------------------- target
 
-void Rendezvous::start(Md *md, const PutInfo &u, size_t off, size_t mlength, unsigned portal, bool ack)
+void Rendezvous::start(Md *md, const PutInfo &u, std::span<const std::byte> first, size_t off, size_t mlength,
+                       unsigned portal, bool ack)
 {
+    const size_t landed = std::min(first.size(), mlength);
+    if (landed > 0)
+        std::memcpy(static_cast<std::byte *>(md->desc.start) + off, first.data(), landed);
     uint64_t h;
     Incoming *in = incoming_.alloc(&h);
     in->md = md;
@@ -166,13 +184,14 @@ void Rendezvous::start(Md *md, const PutInfo &u, size_t off, size_t mlength, uns
     in->ack = ack;
     in->portal = portal;
     in->matched_ns = counter_clock_ns();
+    in->received = landed;
     ++md->pending;
     weft_btl_endpoint_t *ep = u.ep;
-    if (mlength == 0) {
+    if (landed == mlength) {   // nothing to move (an empty or short buffer, or the Rts held it all)
         finish(in, WEFT_SUCCESS);
         return;
     }
-    if (u.rkey_len > 0 && ep && WEFT_BTL_HAS_OP(ep->module, get)) {
+    if (u.rkey_len > 0 && landed == 0 && ep && WEFT_BTL_HAS_OP(ep->module, get)) {
         in->ep = ep;
         in->peer_addr = u.addr;
         in->peer_rkey_len = std::min(u.rkey_len, in->peer_rkey.size());

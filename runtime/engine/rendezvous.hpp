@@ -2,12 +2,14 @@
 // Rendezvous: how a large put's data moves once its header (Rts) matched.
 //
 //   initiator                          target
-//   Rts (+ rkey when registered) --->  start(): an Incoming in the MD
+//   Rts (+ rkey when registered,  --->  start(): an Incoming in the MD
+//        else the first bytes)          (the first bytes landed in it)
 //                                      by RDMA: get [0, split) ...
 //   <--- PutReq (split: write the rest) ... and the initiator puts the rest
 //   put, then PutDone           --->
-//                                      else: Cts, asking for the data
-//   <--- Cts                           in chunks
+//                                      else: Cts, asking for the rest
+//   <--- Cts                           of the data in chunks (or the
+//                                      Fin at once when the Rts held all)
 //   Data, Data, ... (any order)  --->  counted (or placed straight into
 //                                      the MD by the module)
 //   <--- Fin (status, length)          when every byte is in, or on error
@@ -72,9 +74,11 @@ public:
     // ---- target
     // An Rts matched md: receive mlength of its u.length bytes at offset
     // off of md (by RDMA when u carries a key and ep's module can read,
-    // else by Cts and Data). ack: the Fin asks the initiator for an ACK
-    // event. The request of md, if any, completes when the data is in.
-    void start(Md *md, const PutInfo &u, size_t off, size_t mlength, unsigned portal, bool ack);
+    // else by Cts and Data), first: the data bytes the Rts carried, landed
+    // here. ack: the Fin asks the initiator for an ACK event. The request
+    // of md, if any, completes when the data is in.
+    void start(Md *md, const PutInfo &u, std::span<const std::byte> first, size_t off, size_t mlength,
+               unsigned portal, bool ack);
     void on_data(const wire::Frame &f);
     void on_put_done(const wire::Frame &f);
 
@@ -115,6 +119,8 @@ private:
     CounterPage &counters_;                // transfers by protocol, RDMA fallbacks
     uint32_t my_rank_, job_size_;
     size_t chunk_;
+    size_t first_max_;                     // engine_base_rndv_first (0: the Rts carries no data)
+    size_t eager_window_;                  // the first bytes count against it like eager data
     bool rdma_;                            // engine_base_rndv_rdma
     size_t split_min_;                     // engine_base_rndv_split (0: never)
     bool placing_ = false;                 // init() registered placement

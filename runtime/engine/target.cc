@@ -91,8 +91,10 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
         auto h = wire::read<wire::Rts>(f);
         copy_put_fields(h, &u);
         u.addr = h.addr;
-        u.rkey_len = f.payload.size();
+        u.rkey_len = h.rkey_len;
         u.rkey = reinterpret_cast<const uint8_t *>(f.payload.data());
+        u.first = h.first;
+        data = f.payload.subspan(h.rkey_len);
     }
     if (u.portal == WEFT_PT_TAGGED) {
         if (Request *r = matching_.match_posted(u.source, u.match_bits)) {
@@ -115,8 +117,10 @@ void Engine::handle_put_like(weft_btl_endpoint_t *ep, const wire::Frame &f)
         log_.write("engine", "base", WEFT_LOG_WARN,
                    "dropped a put from rank " + std::to_string(u.source) + " to portal " +
                        std::to_string(u.portal) + ": no match entry accepted it");
-    if (u.type != wire::Type::Rts)
-        peers_.consume_credit(u.source, u.length);
+    if (u.type == wire::Type::Rts)
+        peers_.return_credit(u.source, data.size());
+    else
+        peers_.consume_credit(u.source, data.size());
     if (u.type == wire::Type::Rts)
         peers_.send_control_to(u.source, wire::bytes_of(make_ack(wire::Type::Fin, u.op, WEFT_ERR_NO_MATCH, 0, 0)));
     else if (u.flags & wire::kFlagAck)
@@ -189,8 +193,10 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
         return;
     }
 
-    // Rendezvous: the data is still at the initiator.
-    rendezvous_.start(md, u, off, mlength, portal, want_ack && !ack_disabled);
+    // Rendezvous: the data (but for the first bytes the Rts carried) is
+    // still at the initiator.
+    peers_.return_credit(u.source, data.size());
+    rendezvous_.start(md, u, data, off, mlength, portal, want_ack && !ack_disabled);
 }
 
 // ---------------------------------------------------------------- initiator's answers
@@ -205,7 +211,8 @@ void Engine::handle_ack(const wire::Frame &f, bool fin)
     }
     op->ack_offset = a.offset;
     if (fin && a.status == WEFT_SUCCESS) {
-        count_sent(&counters_->peer(op->target), op->granted ? WEFT_PROTO_RNDV_CHUNKS : WEFT_PROTO_RNDV_RDMA,
+        count_sent(&counters_->peer(op->target),
+                   op->granted || op->first ? WEFT_PROTO_RNDV_CHUNKS : WEFT_PROTO_RNDV_RDMA,
                    op->length);
     }
     if (a.flags & wire::kAckNoEvent)

@@ -55,7 +55,11 @@ bool announced_payload(const Frame &f, uint64_t *len)
     case Type::Tagged: *len = f.payload.size(); return true;
     case Type::Eager: *len = read<Eager>(f).length; return true;
     case Type::Put: *len = read<Put>(f).length; return true;
-    case Type::Rts: *len = read<Rts>(f).rkey_len; return true;
+    case Type::Rts: {
+        const auto r = read<Rts>(f);
+        *len = uint64_t{r.rkey_len} + r.first;
+        return true;
+    }
     case Type::Reply: *len = read<Reply>(f).length; return true;
     case Type::Data: *len = read<Data>(f).length; return true;
     case Type::PutReq: *len = read<PutReq>(f).rkey_len; return true;
@@ -101,10 +105,19 @@ bool parse(std::span<const std::byte> bytes, Frame *frame, std::string *why)
             return false;
         }
     }
-    if ((frame->type == Type::Rts || frame->type == Type::PutReq) && frame->payload.size() > 64) {
-        *why = std::string(type_name(frame->type)) + " rkey of " + std::to_string(frame->payload.size()) +
-               " bytes (at most 64)";
+    const size_t rkey_len = frame->type == Type::Rts      ? read<Rts>(*frame).rkey_len
+                            : frame->type == Type::PutReq ? read<PutReq>(*frame).rkey_len
+                                                          : 0;
+    if (rkey_len > 64) {
+        *why = std::string(type_name(frame->type)) + " rkey of " + std::to_string(rkey_len) + " bytes (at most 64)";
         return false;
+    }
+    if (frame->type == Type::Rts) {
+        const auto r = read<Rts>(*frame);
+        if (r.first > r.length) {
+            *why = "rts carries " + std::to_string(r.first) + " bytes of a put of " + std::to_string(r.length);
+            return false;
+        }
     }
     return true;
 }

@@ -21,7 +21,7 @@ inline constexpr uint8_t kAmEngine = 1;   // btl active-message id of the engine
 enum class Type : uint8_t {
     Eager = 1,     // small put, no ack, no hdr_data, offset 0: the tagged fast path
     Put = 2,       // put with everything (ack request, offset, hdr_data), data inline
-    Rts = 3,       // rendezvous put: header only; data fetched by RDMA get or pulled (Cts)
+    Rts = 3,       // rendezvous put: header (+ its first bytes); the rest by RDMA get or pulled (Cts)
     Ack = 4,       // target -> initiator: the put landed (mlength, status)
     GetReq = 5,    // initiator -> target: read length bytes
     Reply = 6,     // target -> initiator: a chunk of a get's data
@@ -81,12 +81,17 @@ struct Put {             // 40 bytes + payload
     uint64_t hdr_data;
     uint64_t op;         // initiator's operation id, echoed in the Ack
 };
-struct Rts {             // 64 bytes + rkey bytes
+// The rkey (RDMA: the target reads the data) or the put's first bytes
+// (chunks: the target asks only for the rest, so the round trip to its
+// Cts overlaps data) follow the header. Both sides of a job run one
+// build: a receiver older than `first` rejects such an Rts as announcing
+// fewer payload bytes than it carries.
+struct Rts {             // 64 bytes + rkey_len + first bytes
     uint8_t type;
     uint8_t portal;
     uint8_t flags;
-    uint8_t rkey_len;    // 0: no RDMA; the target answers with Cts
-    uint32_t reserved;
+    uint8_t rkey_len;    // 0: no RDMA; the target answers with Cts (or a Fin)
+    uint32_t first;      // bytes of data [0, first) after the rkey
     uint64_t length;     // total bytes of the put
     uint64_t match_bits;
     uint64_t offset;

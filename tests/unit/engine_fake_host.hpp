@@ -209,6 +209,7 @@ inline weft::engine::Config config_of(uint32_t rank)
     c.my_rank = rank;
     c.job_size = 2;
     c.chunk = 4096;
+    c.rndv_first = 64u << 10;   // the Rts carries the first bytes (capped by max_send)
     return c;
 }
 

@@ -111,6 +111,29 @@ TEST(EngineWire, TruncatedAndMislabelledFramesAreRefused)
     EXPECT_NE(why.find("putreq rkey of 65 bytes"), std::string::npos) << why;
     q.rkey_len = 8;
     EXPECT_FALSE(parses(frame(q, 7), &why));   // announces 8 rkey bytes, carries 7
+
+}
+
+// An Rts's payload is its rkey, then its first data bytes: both counted.
+TEST(EngineWire, RtsCarriesItsFirstBytesAfterTheKey)
+{
+    wire::Rts r{};
+    r.type = static_cast<uint8_t>(wire::Type::Rts);
+    r.length = 100000;
+    r.first = 1000;
+    wire::Frame f;
+    std::string why;
+    auto v = frame(r, 1000);
+    ASSERT_TRUE(wire::parse(v, &f, &why)) << why;
+    EXPECT_EQ(f.payload.size(), 1000u);
+    r.rkey_len = 8;
+    EXPECT_TRUE(parses(frame(r, 1008), &why)) << why;
+    EXPECT_FALSE(parses(frame(r, 1000), &why));   // the key's bytes are missing
+    EXPECT_NE(why.find("announces 1008 payload bytes but carries 1000"), std::string::npos) << why;
+    r.rkey_len = 0;
+    r.length = 999;   // more first bytes than the put has
+    EXPECT_FALSE(parses(frame(r, 1000), &why));
+    EXPECT_NE(why.find("rts carries 1000 bytes of a put of 999"), std::string::npos) << why;
 }
 
 TEST(EngineWire, RandomBytesNeverCrash)
