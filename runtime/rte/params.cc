@@ -101,8 +101,8 @@ std::vector<params::Definition> param_definitions()
                        "rounds of half the data each), 'pairwise' (p-1 rounds of one block).",
                        {"auto", "bruck", "pairwise"}));
     auto verbose = def("verbose", params::Type::Bool, "false", WEFT_LEVEL_TUNER_DETAIL,
-                       "Print on stderr, once per collective, algorithm and reason, which algorithm a blocking "
-                       "collective chose and why.");
+                       "Print on stderr which algorithm each blocking collective chose and why (rank 0, once "
+                       "per collective and reason).");
     verbose.framework = "mpi";
     verbose.component = "coll";
     out.push_back(verbose);
