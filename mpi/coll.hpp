@@ -100,6 +100,8 @@ inline const std::byte *at(const void *buf, std::ptrdiff_t elements, const Datat
 inline void copy_typed(const void *src, int scount, const Datatype &st, void *dst, int rcount, const Datatype &rt)
 {
     const size_t bytes = std::min(st.size * static_cast<size_t>(scount), rt.size * static_cast<size_t>(rcount));
+    if (bytes == 0)
+        return;   // a count of 0 may come with a null buffer
     if (st.contiguous(scount) && rt.contiguous(rcount)) {
         std::memmove(static_cast<std::byte *>(dst) + rt.data_offset,
                      static_cast<const std::byte *>(src) + st.data_offset, bytes);
