@@ -21,7 +21,14 @@
  * Every rank prints "ready rank R pid P" once initialized, so tests can wait
  * for it instead of sleeping. In the fault modes the other ranks run the
  * "ok" path; if their fence fails they say so and exit 1 at once, as a real
- * program would: weftrun must still blame the faulty rank.
+ * program would: weftrun must still blame the faulty rank. Except in "exit"
+ * mode: there the faulty rank's exit and a survivor's exit 1 are alike
+ * (both plain non-zero exits), and when both land together on a loaded
+ * machine nothing tells weftrun which came first (the kernel may finish the
+ * survivor's exit before the faulty rank's, which had closed its PMIx
+ * socket early in its own). weft ranks name the failed peer when they
+ * abort, which settles it; a raw PMIx client cannot, so in "exit" mode the
+ * survivors wait to be ended and the case checks one failure's report.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -89,6 +96,8 @@ static void exchange(int finalize)
     PMIX_INFO_DESTRUCT(&collect);
     if (st != PMIX_SUCCESS) {
         fprintf(stderr, "probe rank %u: fence failed: %s\n", me.rank, PMIx_Error_string(st));
+        if (!strcmp(mode, "exit"))
+            for (;;) pause();   /* weftrun ends the job for the faulty rank's exit */
         exit(1);
     }
     for (uint32_t r = 0; r < size; ++r) {

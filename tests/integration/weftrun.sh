@@ -482,7 +482,9 @@ for c in $all_cases; do
     shm_before=$(shm_snapshot)
     why=
     $c
-    rm -f "$d/out" "$d/err" "$d/pid"
+    # Kept aside to be shown if the case fails, not counted as left behind.
+    for f in out err; do [ -f "$d/$f" ] && mv "$d/$f" "$work/last.$f"; done
+    rm -f "$d/pid"
     left=$(ls -A "$d")
     [ -n "$left" ] && why="$why left in TMPDIR: $left;"
     shm_after=$(shm_snapshot)
@@ -492,9 +494,10 @@ for c in $all_cases; do
         echo "PASS: ${c#case_}"
     else
         echo "FAIL: ${c#case_}:$why"
-        for f in out err; do [ -f "$d/$f" ] && sed "s/^/  $f| /" "$d/$f"; done
+        for f in out err; do [ -f "$work/last.$f" ] && sed "s/^/  $f| /" "$work/last.$f"; done
         failures=$((failures + 1))
     fi
+    rm -f "$work/last.out" "$work/last.err"
 done
 [ $failures -eq 0 ] || { echo "$failures case(s) failed"; exit 1; }
 exit 0
