@@ -185,6 +185,26 @@ run param-btl wi "$WEFT_INFO" --param btl all --level 9
 expect_rc param-btl 0
 component_golden info-param-btl-all-level9.txt "$root/out/param-btl.out"
 
+# --- parameter groups without a loaded component (the MPI layer's "mpi coll") ---
+run param-mpi-coll wi "$WEFT_INFO" --param mpi coll --level 9
+expect_rc param-mpi-coll 0
+expect_grep param-mpi-coll out 'MCA mpi coll: parameter "mpi_coll_allreduce_algorithm"'
+run param-mpi-coll-typo wi "$WEFT_INFO" --param mpi colll
+expect_rc param-mpi-coll-typo 1
+expect_grep param-mpi-coll-typo err "no component named 'colll' (did you mean coll?); known: all, base, coll"
+# Nothing at the default level: say so, and how to see them.
+run param-mpi-level1 wi "$WEFT_INFO" --param mpi coll
+expect_rc param-mpi-level1 0
+expect_grep param-mpi-level1 err "parameter(s) of this selection are above level 1; add --level 9"
+run param-btl-level1 wi "$WEFT_INFO" --param btl tcp
+expect_grep param-btl-level1 out 'MCA btl tcp: parameter'
+if [ -s "$root/out/param-btl-level1.err" ]; then
+    fail "param-btl-level1: a hint on stderr although parameters were shown:"
+    sed 's/^/#   /' "$root/out/param-btl-level1.err"
+else
+    pass "param-btl-level1: no hint when parameters are shown"
+fi
+
 # --- JSON ----------------------------------------------------------------------
 run json-all wi "$WEFT_INFO" --all --json
 expect_rc json-all 0

@@ -231,16 +231,24 @@ Status collect(Framework &fw, const Options &opts, Report &r)
             }
             if (c == "all" || c == "base")
                 continue;
+            // Components, and the parameter groups of a framework that has
+            // none loaded (the MPI layer's "mpi coll").
             std::vector<std::string> comps;
-            bool found = false;
+            auto known = [&](const std::string &name) {
+                if (name == "base" || std::find(comps.begin(), comps.end(), name) != comps.end())
+                    return;
+                comps.push_back(name);
+            };
             for (const auto &f : r.frameworks) {
                 if (g != "all" && f.name != g)
                     continue;
-                for (const auto &comp : f.components) {
-                    comps.push_back(comp.name);
-                    found = found || comp.name == c;
-                }
+                for (const auto &comp : f.components)
+                    known(comp.name);
+                for (const auto *p : fw.params().all())
+                    if (p->def().framework == f.name)
+                        known(group_component(*p));
             }
+            const bool found = std::find(comps.begin(), comps.end(), c) != comps.end();
             if (!found) {
                 std::string s = nearest(c, comps);
                 return Status(WEFT_ERR_NOT_FOUND,
@@ -265,9 +273,12 @@ Status collect(Framework &fw, const Options &opts, Report &r)
             pg.component = c;
             pg.component_fact = cf;
             for (const auto *p : all_params)
-                if (p->def().framework == g && group_component(*p) == c &&
-                    p->def().level <= r.level)
-                    pg.params.push_back(p);
+                if (p->def().framework == g && group_component(*p) == c) {
+                    if (p->def().level <= r.level)
+                        pg.params.push_back(p);
+                    else
+                        ++r.params_above_level;
+                }
             // The selection parameter (`btl` itself) leads its group, as
             // in ompi_info; the rest keep registration order.
             std::stable_partition(pg.params.begin(), pg.params.end(),

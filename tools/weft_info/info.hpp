@@ -93,6 +93,7 @@ struct Report {
     BuildFacts build;
     std::vector<FrameworkFact> frameworks;   // core groups first, then known frameworks
     std::vector<ParamGroup> params;
+    size_t params_above_level = 0;   // selected by --param but above --level
     std::vector<const ComponentFact *> failed;
     TopologyFacts topology;
 };

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -193,6 +194,14 @@ int main(int argc, char **argv)
                                     std::strerror(errno) + "\n");
             rc = 1;
         }
+        // An empty answer to --param would otherwise read as "no parameters".
+        const bool none_shown = std::all_of(report.params.begin(), report.params.end(),
+                                            [](const auto &g) { return g.params.empty(); });
+        if (report.show_params && none_shown && report.params_above_level > 0)
+            weft::log::write_stderr("weft_info: " + std::to_string(report.params_above_level) +
+                                    " parameter(s) of this selection are above level " +
+                                    std::to_string(report.level) +
+                                    "; add --level 9 (or --all) to see them\n");
     }
     weft::Framework::finalize();
     return rc;
