@@ -499,11 +499,11 @@ void add_service(void (*fn)());
 void remove_service(void (*fn)());
 
 // One pass of a wait loop of the MPI layer's own (an operation, a
-// schedule run to the end): progresses weft and the services; after a long
-// run of passes that found nothing to do (*idle counts them), hands the
-// core to whoever shares it, as weft's own waits do. Alone on a core,
-// sched_yield returns at once; with more ranks than cores, spinning out
-// the time slice would starve the very peer being waited for.
+// schedule run to the end): progresses weft and the services; on passes
+// that found nothing to do (*idle counts them, from 0) it spins, yields or
+// hands the core over as weft's own waits do in the progress mode
+// (weft_progress_wait): with more ranks than cores, spinning out the time
+// slice would starve the very peer being waited for.
 void wait_pass(int *idle);
 
 // Fills an MPI status from a weft one (source translated to c's ranks).

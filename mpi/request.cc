@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <sched.h>
 
 #include "mpi/internal.hpp"
 
@@ -148,16 +147,9 @@ RequestPool g_requests;
 
 void wait_pass(int *idle)
 {
-    constexpr int kSpinBeforeYield = 256;
-    const int events = weft_progress();
+    weft_progress_wait(idle);
     if (g_service)
         g_service();
-    if (events > 0) {
-        *idle = 0;
-    } else if (++*idle >= kSpinBeforeYield) {
-        *idle = 0;
-        sched_yield();
-    }
 }
 
 void add_service(void (*fn)())

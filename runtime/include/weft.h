@@ -75,6 +75,16 @@ int weft_connect(uint32_t rank, int timeout_ms);
 /* Makes progress on every transport once; the number of events handled. */
 int weft_progress(void);
 
+/* One pass of a caller's own wait loop: weft_progress() and, when it found
+ * nothing, what weft's own waits do on an idle pass in the progress mode
+ * (rte_base_progress): busy spins for a while (its length adapts to whether
+ * waits end while spinning) and then yields the core on each pass, yield
+ * yields, block yields (this call never sleeps: the caller has its own work
+ * to check between passes). *idle_passes must start at 0 and is kept
+ * between passes of one wait; it counts the idle passes in a row. Returns
+ * the number of events handled. */
+int weft_progress_wait(int *idle_passes);
+
 /* ---- Observability: parameters and counters, by index (the MPI layer's
  * MPI_T is built on these; weft/counters.h is the page layout other
  * processes read). */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "progress/progress.hpp"
 
+#include <algorithm>
+
 #include <sched.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -120,20 +122,33 @@ void ProgressEngine::mark_ready(int timeout_ms)
                 s.due = true;   // a rarely polled source that has work
 }
 
-void ProgressEngine::idle(int idle_passes)
+void ProgressEngine::idle(int idle_passes, bool may_sleep)
 {
     switch (effective_mode()) {
     case ProgressMode::Busy:
         // Alone on the core, sched_yield returns at once; sharing it with a
-        // busy peer, it hands the core over instead of spinning out the slice.
-        if (idle_passes >= kSpinBeforeYield)
-            yield();
+        // busy peer, it hands the core over instead of spinning out the
+        // slice. The clock is read once in 64 passes, from the 64th on.
+        if (idle_passes < kSpinBeforeYield)
+            return;
+        if (idle_passes == kSpinBeforeYield) {
+            spun_out_ = false;
+            spin_since_ = std::chrono::steady_clock::now();
+            return;
+        }
+        if (!spun_out_) {
+            if ((idle_passes & (kSpinBeforeYield - 1)) != 0 ||
+                std::chrono::steady_clock::now() - spin_since_ < busy_spin_)
+                return;
+            spun_out_ = true;
+        }
+        yield();
         return;
     case ProgressMode::Yield:
         yield();
         return;
     case ProgressMode::Block:
-        if (idle_passes < kSpinBeforeBlock) {
+        if (idle_passes < kSpinBeforeBlock || !may_sleep) {
             yield();
             return;
         }
@@ -145,6 +160,14 @@ void ProgressEngine::idle(int idle_passes)
         mark_ready(kMaxBlockMs);
         return;
     }
+}
+
+void ProgressEngine::waited()
+{
+    if (effective_mode() != ProgressMode::Busy)
+        return;
+    busy_spin_ = spun_out_ ? std::max(kMinBusySpin, busy_spin_ / 2) : std::min(kMaxBusySpin, busy_spin_ * 2);
+    spun_out_ = false;
 }
 
 ProgressMode decide_progress_mode(const std::string &setting, unsigned local_procs, unsigned cores,

@@ -8,7 +8,11 @@
 //         of different hosts in network namespaces of one machine, or a
 //         binding that puts two ranks on one core) hand the core over
 //         instead of each spinning a whole time slice per message (4-7 ms
-//         per message, measured); alone on its core, a yield returns at once;
+//         per message, measured); alone on its core, a yield returns at once.
+//         How long "long" is adapts (busy_spin()): on a core shared with
+//         other programs a yield can cost a whole time slice, so waits that
+//         end while spinning lengthen the spin, and waits that needed a
+//         yield shorten it;
 //  yield  sched_yield() between idle polls: fair when processes share cores;
 //  block  yield for a while, then sleep in epoll on the sources'
 //         descriptors (wait_fd); only possible when every source has one,
@@ -38,6 +42,16 @@ public:
 
     // A wait this long or longer has no deadline (and costs no clock reads).
     static constexpr std::chrono::milliseconds kForever = std::chrono::hours(24 * 365);
+    // The busy spin's range. A rank that shares its core with other
+    // programs (a compile, another job) loses the core for a time slice
+    // (4 ms at HZ=250) at each yield while they want it, so a wait that
+    // yields early took 8-24 ms where spinning on took 14-160 us (2-rank
+    // allreduce, 64 KiB and 1 MiB, at load 9 on 2 vCPUs; Open MPI, which
+    // never yields, 17-200 us). The longest spin stays well under a slice;
+    // the shortest costs about what the 64 passes before the first clock
+    // read do.
+    static constexpr std::chrono::nanoseconds kMaxBusySpin = std::chrono::microseconds(1000);
+    static constexpr std::chrono::nanoseconds kMinBusySpin = std::chrono::microseconds(8);
 
     ProgressEngine() = default;
     ~ProgressEngine();
@@ -68,6 +82,28 @@ public:
 
     // One pass over every source; the number of events.
     int progress();
+    // A pass of a caller's own wait loop (the MPI layer's): one progress()
+    // and, when it found nothing, the idle step of the mode, as wait_until
+    // takes it, except that it never sleeps (the caller has work of its own
+    // to check between passes). *idle_passes starts at 0 and counts the idle
+    // passes in a row. Returns the events.
+    int progress_wait(int *idle_passes)
+    {
+        const int events = progress();
+        if (events > 0) {
+            if (*idle_passes >= kSpinBeforeYield)
+                waited();
+            *idle_passes = 0;
+        } else {
+            idle(++*idle_passes, false);
+        }
+        return events;
+    }
+    // How long a busy wait spins before it yields, now (it adapts between
+    // kMinBusySpin and kMaxBusySpin), and setting it (tests; the adaptation
+    // goes on from there).
+    std::chrono::nanoseconds busy_spin() const { return busy_spin_; }
+    void set_busy_spin(std::chrono::nanoseconds spin) { busy_spin_ = spin; }
     // Progresses until done() is true or the timeout passes (false then).
     // Idle passes follow the mode. A template so that the waiting loop of
     // the small-message path calls no std::function.
@@ -95,10 +131,12 @@ public:
                     return done();
             }
             if (progress() > 0) {
+                if (idle_passes >= kSpinBeforeYield)
+                    waited();
                 idle_passes = 0;
                 continue;
             }
-            idle(++idle_passes);
+            idle(++idle_passes, true);
         }
     }
 
@@ -112,11 +150,19 @@ private:
     // alone on its core gets each yield back at once, so it sleeps after
     // a few hundred microseconds.
     static constexpr int kSpinBeforeBlock = 256;
-    // Idle passes before a busy engine starts to yield: a reply already on
-    // its way (a small-message round trip is a few passes) costs no system
-    // call; 64 passes are tens of microseconds, well under a time slice.
+    // Idle passes before a busy engine looks at the clock: a reply already
+    // on its way (a small-message round trip is a few passes) costs no
+    // clock read and no system call. 64 passes are 7 us over btl/scif and
+    // 80 us over btl/tcp (measured on the VM).
     static constexpr int kSpinBeforeYield = 64;
-    void idle(int idle_passes);
+    // may_sleep: block mode may sleep in epoll (wait_until); false: it
+    // yields instead (progress_wait).
+    void idle(int idle_passes, bool may_sleep);
+    // A wait ended with events after kSpinBeforeYield idle passes or more: in
+    // busy mode, one that ended while spinning lengthens the spin, one that
+    // needed yields shortens it (the peer it waited for may share this
+    // core).
+    void waited();
     // sched_yield, counted; now and then it also marks sources whose
     // descriptors are ready.
     void yield();
@@ -138,6 +184,9 @@ private:
     int epoll_fd_ = -1;
     bool all_have_fds_ = true;
     unsigned long yields_ = 0;
+    std::chrono::nanoseconds busy_spin_ = kMaxBusySpin;
+    std::chrono::steady_clock::time_point spin_since_{};   // this busy wait's clock start
+    bool spun_out_ = false;                                 // this busy wait yields now
 };
 
 // Picks the mode from the rte_base_progress setting ("auto", "busy",

@@ -122,6 +122,16 @@ int weft_progress(void)
     return rt ? rt->progress().progress() : not_initialized("weft_progress");
 }
 
+int weft_progress_wait(int *idle_passes)
+{
+    Runtime *rt = Runtime::current();
+    if (!rt)
+        return not_initialized("weft_progress_wait");
+    if (!idle_passes)
+        return WEFT_ERR_BAD_PARAM;
+    return rt->progress().progress_wait(idle_passes);
+}
+
 int weft_barrier(void)
 {
     Runtime *rt = Runtime::current();
