@@ -51,7 +51,7 @@ public:
     // the shortest costs about what the 64 passes before the first clock
     // read do.
     static constexpr std::chrono::nanoseconds kMaxBusySpin = std::chrono::microseconds(1000);
-    static constexpr std::chrono::nanoseconds kMinBusySpin = std::chrono::microseconds(8);
+    static constexpr std::chrono::nanoseconds kMinBusySpin = std::chrono::microseconds(4);
 
     ProgressEngine() = default;
     ~ProgressEngine();
@@ -187,6 +187,7 @@ private:
     std::chrono::nanoseconds busy_spin_ = kMaxBusySpin;
     std::chrono::steady_clock::time_point spin_since_{};   // this busy wait's clock start
     bool spun_out_ = false;                                 // this busy wait yields now
+    unsigned short_waits_ = 0;                              // waits begun at the shortest spin
 };
 
 // Picks the mode from the rte_base_progress setting ("auto", "busy",
