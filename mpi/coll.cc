@@ -300,9 +300,16 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, 
     const Vec v{op, t->basic, n, elem};
     const Choice how = choose_reduce(c->size, v.bytes(), n, true);
     report_choice("MPI_Reduce", c->rank, c->size, v.bytes(), how);
+    const size_t segment = reduce_segment_bytes();
+    bool pipelined = false;
     const int wrc = how.algorithm == Algorithm::ReduceScatterGather
                         ? reduce_scatter_gather(*c, v, d.input, d.result, d.work, root)
+                    : segment > 0 && v.bytes() > segment
+                        ? reduce_binomial_segmented(*c, v, d.input, d.result, d.work, root, segment, &pipelined)
                         : reduce_binomial(*c, v, d.input, d.result, d.work, root);
+    if (pipelined)
+        report_choice("MPI_Reduce", c->rank, c->size, v.bytes(),
+                      {Algorithm::Binomial, "pipelined in segments of mpi_coll_reduce_segment_size"});
     if (wrc)
         return fail(cx, wrc);
     if (is_root && !dense)

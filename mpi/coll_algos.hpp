@@ -37,6 +37,15 @@ int allreduce_recursive_doubling(const Comm &c, const Vec &v, const std::byte *i
                                  std::byte *work);
 int allreduce_rabenseifner(const Comm &c, const Vec &v, const std::byte *input, std::byte *result, std::byte *work);
 int reduce_binomial(const Comm &c, const Vec &v, const std::byte *input, std::byte *result, std::byte *work, int root);
+// The same tree, pipelined: the vector goes up in segments of about
+// segment_bytes, each combined as it arrives while the next is on its way,
+// so a child's data is reduced while it is still in cache and every level
+// of the tree works at once. Needs 2 segments per child of work (work is
+// the vector's size); where that does not fit at the root (or one segment
+// covers the vector) every rank runs reduce_binomial instead. *pipelined
+// (may be null) is set when it did not.
+int reduce_binomial_segmented(const Comm &c, const Vec &v, const std::byte *input, std::byte *result,
+                              std::byte *work, int root, size_t segment_bytes, bool *pipelined);
 int reduce_scatter_gather(const Comm &c, const Vec &v, const std::byte *input, std::byte *result, std::byte *work,
                           int root);
 

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -50,6 +51,7 @@ struct Forced {
     bool allreduce = false, reduce = false, allgather = false, alltoall = false;
     Algorithm allreduce_alg{}, reduce_alg{}, allgather_alg{}, alltoall_alg{};
     bool verbose = false;
+    size_t reduce_segment = 0;   // mpi_coll_reduce_segment_size (0: whole vectors)
     // The ranks sleep while they wait (progress mode block: more ranks
     // than cores on the node): a round can cost a wake-up, milliseconds on
     // a loaded host, and dwarfs the bytes a halving algorithm saves.
@@ -76,6 +78,7 @@ const Forced &forced()
         read_forced("mpi_coll_alltoall_algorithm", &r.alltoall, &r.alltoall_alg);
         const std::string v = param_text("mpi_coll_verbose");
         r.verbose = v == "true" || v == "1";
+        r.reduce_segment = std::strtoull(param_text("mpi_coll_reduce_segment_size").c_str(), nullptr, 10);
         weft_job_info_t job{};
         job.size = sizeof job;
         r.ranks_sleep = weft_job_info(&job) == WEFT_SUCCESS && std::strcmp(job.progress_mode, "block") == 0;
@@ -127,6 +130,11 @@ Choice choose_reduce(int ranks, size_t bytes, size_t elements, bool commutative)
 {
     const Forced &f = forced();
     return choose_halving(ranks, bytes, elements, commutative, f.reduce, f.reduce_alg, Algorithm::Binomial);
+}
+
+size_t reduce_segment_bytes()
+{
+    return forced().reduce_segment;
 }
 
 Choice choose_allgather(int ranks, size_t bytes)

@@ -61,6 +61,9 @@ inline constexpr int kAlltoallBruckMinRanks = 4;
 // into one block per rank).
 Choice choose_allreduce(int ranks, size_t bytes, size_t elements, bool commutative);
 Choice choose_reduce(int ranks, size_t bytes, size_t elements, bool commutative);
+// The binomial reduce's segment size (mpi_coll_reduce_segment_size; 0:
+// whole vectors).
+size_t reduce_segment_bytes();
 Choice choose_allgather(int ranks, size_t bytes);
 Choice choose_alltoall(int ranks, size_t block_bytes);
 

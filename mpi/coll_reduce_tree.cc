@@ -2,9 +2,11 @@
 // The whole-vector reductions, for small vectors: the binomial tree of
 // MPI_Reduce and recursive doubling of MPI_Allreduce (log p messages, each
 // the whole vector).
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "mpi/coll_algos.hpp"
 
@@ -29,6 +31,100 @@ int reduce_binomial(const Comm &c, const Vec &v, const std::byte *input, std::by
     if (mine != result)   // a root without children: a communicator of one
         std::memcpy(result, mine, v.bytes());
     return WEFT_SUCCESS;
+}
+
+namespace {
+
+// The receives of one child's segments, two in flight, each into its own
+// slot of work; whatever is still posted when the reduce ends early is
+// freed.
+struct ChildSegments {
+    int rank = 0;
+    std::byte *slot[2] = {nullptr, nullptr};
+    weft_request_t req[2] = {WEFT_REQUEST_NULL, WEFT_REQUEST_NULL};
+};
+
+struct Posted {
+    std::vector<ChildSegments> children;
+    std::vector<weft_request_t> sends;
+    ~Posted()
+    {
+        for (auto &ch : children)
+            for (auto &r : ch.req)
+                if (r != WEFT_REQUEST_NULL)
+                    weft_request_free(&r);
+        for (auto &r : sends)
+            if (r != WEFT_REQUEST_NULL)
+                weft_request_free(&r);
+    }
+};
+
+} // namespace
+
+int reduce_binomial_segmented(const Comm &c, const Vec &v, const std::byte *input, std::byte *result,
+                              std::byte *work, int root, size_t segment_bytes, bool *pipelined)
+{
+    const int p = c.size, vr = (c.rank - root + p) % p;
+    const size_t per = std::max<size_t>(1, segment_bytes / v.elem);   // elements a segment
+    const size_t segments = (v.n + per - 1) / per;
+    // The children, lowest mask first (the order reduce_binomial combines
+    // in), and the parent (none at the root).
+    Posted posted;
+    int parent = -1;
+    for (int mask = 1; mask < p; mask <<= 1) {
+        if (vr & mask) {
+            parent = ((vr - mask) + root) % p;
+            break;
+        }
+        if (vr + mask < p)
+            posted.children.push_back({(vr + mask + root) % p, {}, {}});
+    }
+    // Every rank decides alike (a child that sent its vector whole to a
+    // parent waiting for segments would be truncated): by the root's count
+    // of children, the most any rank has.
+    const size_t seg_bytes = per * v.elem;
+    const auto most_children = static_cast<size_t>(std::bit_width(static_cast<unsigned>(p - 1)));
+    if (segments < 2 || 2 * most_children * seg_bytes > v.bytes())
+        return reduce_binomial(c, v, input, result, work, root);
+    if (pipelined)
+        *pipelined = true;
+    for (size_t k = 0; k < posted.children.size(); ++k)
+        for (int b = 0; b < 2; ++b)
+            posted.children[k].slot[b] = work + (2 * k + static_cast<size_t>(b)) * seg_bytes;
+
+    auto elements_of = [&](size_t s) { return std::min(per, v.n - s * per); };
+    auto post = [&](ChildSegments &ch, size_t s) {
+        return coll_irecv(c, ch.slot[s & 1], elements_of(s) * v.elem, ch.rank, kTagReduce, &ch.req[s & 1]);
+    };
+    for (auto &ch : posted.children)
+        for (size_t s = 0; s < 2 && s < segments; ++s)
+            if (int rc = post(ch, s))
+                return rc;
+    if (parent >= 0)
+        posted.sends.reserve(segments);
+    for (size_t s = 0; s < segments; ++s) {
+        const size_t off = s * per * v.elem, count = elements_of(s);
+        const std::byte *mine = input + off;
+        for (auto &ch : posted.children) {
+            weft_msg_status_t st{};
+            if (int rc = wait_one(&ch.req[s & 1], &st))
+                return rc;
+            // The lower virtual ranks' data first, as reduce_binomial.
+            reduce_apply3(v.op, v.basic, mine, ch.slot[s & 1], result + off, count);
+            mine = result + off;
+            if (s + 2 < segments)
+                if (int rc = post(ch, s + 2))
+                    return rc;
+        }
+        if (parent >= 0) {
+            posted.sends.push_back(WEFT_REQUEST_NULL);
+            if (int rc = coll_isend(c, mine, count * v.elem, parent, kTagReduce, &posted.sends.back()))
+                return rc;
+        } else if (mine != result + off) {   // a root without children: a communicator of one
+            std::memcpy(result + off, mine, count * v.elem);
+        }
+    }
+    return coll_waitall(posted.sends);
 }
 
 int allreduce_recursive_doubling(const Comm &c, const Vec &v, const std::byte *input, std::byte *result,

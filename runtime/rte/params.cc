@@ -100,6 +100,13 @@ std::vector<params::Definition> param_definitions()
                        "Algorithm of MPI_Alltoall on contiguous data: 'auto', 'bruck' (log p "
                        "rounds of half the data each), 'pairwise' (p-1 rounds of one block).",
                        {"auto", "bruck", "pairwise"}));
+    auto segment = def("reduce_segment_size", params::Type::Size, "256k", WEFT_LEVEL_TUNER_DETAIL,
+                       "MPI_Reduce's binomial tree sends vectors longer than this in segments of "
+                       "about this size, each reduced as it arrives while the next is on its way "
+                       "(pipelined, and in cache); 0 sends every vector whole.");
+    segment.framework = "mpi";
+    segment.component = "coll";
+    out.push_back(segment);
     auto verbose = def("verbose", params::Type::Bool, "false", WEFT_LEVEL_TUNER_DETAIL,
                        "Print on stderr which algorithm each blocking collective chose and why (rank 0, once "
                        "per collective and reason).");

@@ -63,5 +63,9 @@ for np in $np_list; do
     run halving "$np" "WEFT_MCA_mpi_coll_allreduce_algorithm=rabenseifner WEFT_MCA_mpi_coll_reduce_algorithm=reduce_scatter_gather WEFT_MCA_mpi_coll_allgather_algorithm=recursive_doubling WEFT_MCA_mpi_coll_alltoall_algorithm=pairwise" \
         "MPI_Allreduce .*: rabenseifner \(forced|MPI_Reduce .*: reduce_scatter_gather \(forced|MPI_Allgather .*: $doubling|MPI_Alltoall .*: pairwise \(forced"
     run ring "$np" "WEFT_MCA_mpi_coll_allgather_algorithm=ring" "MPI_Allgather .*: ring \(forced"
+    # The binomial reduce pipelined in 64-byte segments: hundreds of them
+    # at the larger counts, two in flight per child, every root.
+    [ "$np" -ge 2 ] && run segments "$np" "WEFT_MCA_mpi_coll_reduce_algorithm=binomial WEFT_MCA_mpi_coll_reduce_segment_size=64" \
+        "MPI_Reduce of [0-9]+ bytes on $np ranks: binomial \(pipelined in segments"
 done
 exit $failed
