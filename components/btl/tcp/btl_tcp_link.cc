@@ -189,6 +189,9 @@ bool Link::start_placement(LinkSink &sink, const FrameHeader &h, size_t have)
     place_am_ = h.am_id;
     place_left_ = room;
     in_place_ = true;
+    // Only after one larger than rbuf_: smaller ones come several per
+    // bulk read, cheaper than two system calls each.
+    peek_ = kFrameHeaderBytes + h.len > rbuf_.size();
     rstart_ += kFrameHeaderBytes + have;
     // What the buffer holds beyond the runtime's header is copied in;
     // the rest is received straight into place_.iov.
@@ -292,7 +295,17 @@ int Link::receive(LinkSink &sink, std::string *error)
             r = sock_recv(fd_.get(), large_.get() + large_have_, room, MSG_DONTWAIT);
         } else {
             room = rbuf_.size() - rend_;
-            r = room == 0 ? 0 : sock_recv(fd_.get(), rbuf_.data() + rend_, room, MSG_DONTWAIT);
+            if (peek_) [[unlikely]] {
+                // One short read (room is never 0 here: a placement left
+                // rbuf_ empty); if what came is not another large
+                // message, reads are bulk again.
+                room = std::min(room, kPeekBytes);
+                r = sock_recv(fd_.get(), rbuf_.data() + rend_, room, MSG_DONTWAIT);
+                if (r > 0)
+                    peek_ = false;
+            } else {
+                r = room == 0 ? 0 : sock_recv(fd_.get(), rbuf_.data() + rend_, room, MSG_DONTWAIT);
+            }
         }
         if (r < 0) {
             if (errno == EINTR)

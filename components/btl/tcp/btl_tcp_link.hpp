@@ -81,6 +81,11 @@ public:
 
     // Messages at least this large are offered to sink.place.
     static constexpr size_t kPlaceMin = 8 * 1024;
+    // After placing a message larger than rbuf_ the next read takes only
+    // this much: the next frame's header and the head the runtime needs to
+    // place it, so that a stream of large messages goes from the socket
+    // straight into the runtime's buffers instead of through rbuf_ and a copy.
+    static constexpr size_t kPeekBytes = kFrameHeaderBytes + WEFT_BTL_PLACE_HEAD;
     // Frames up to this size go out as one flat buffer with send(): the
     // kernel's iovec import is a measurable part of a small message's cost.
     static constexpr size_t kContiguousMax = 256;
@@ -121,6 +126,9 @@ private:
     uint8_t place_am_ = 0;
     weft_btl_placement_t place_{};
     size_t place_left_ = 0;
+    // A placement of a message larger than rbuf_ started since the last
+    // read into rbuf_: read kPeekBytes next.
+    bool peek_ = false;
 };
 
 } // namespace weft::btl_tcp
