@@ -114,7 +114,13 @@ private:
     size_t max_payload_;
     std::deque<Pending> queue_;
     // Small frames: read in bulk, parsed in place.
-    std::vector<std::byte> rbuf_ = std::vector<std::byte>(64 * 1024);
+    static constexpr size_t kReadBufferBytes = 64 * 1024;
+    std::vector<std::byte> rbuf_ = std::vector<std::byte>(kReadBufferBytes);
+    // The next read into rbuf_ fills it up to here: kReadBufferBytes, or
+    // kPeekBytes after a placement of a message larger than rbuf_ (which
+    // leaves rbuf_ empty) until a read fills the room it had. A limit
+    // rather than a flag: the read path tests nothing more than before.
+    size_t read_limit_ = kReadBufferBytes;
     size_t rstart_ = 0, rend_ = 0;
     // A payload larger than rbuf_: received straight into its own buffer.
     bool in_large_ = false;
@@ -126,9 +132,6 @@ private:
     uint8_t place_am_ = 0;
     weft_btl_placement_t place_{};
     size_t place_left_ = 0;
-    // A placement of a message larger than rbuf_ started since the last
-    // read into rbuf_: read kPeekBytes next.
-    bool peek_ = false;
 };
 
 } // namespace weft::btl_tcp
