@@ -44,10 +44,11 @@ AM_TESTS_ENVIRONMENT += \
 	TSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/integration/tsan.supp'; export TSAN_OPTIONS;
 
 # btl/tcp: its wire parsers and interface choice are tested directly (they
-# are pure functions); the rest through the conformance suite and
-# btl_tcp_peer_test.cc.
+# are pure functions), and so is a link's reader over a socket pair; the
+# rest through the conformance suite and btl_tcp_peer_test.cc.
 unit_test_sources += tests/unit/btl/tcp/btl_tcp_wire_test.cc tests/unit/btl/tcp/btl_tcp_peer_test.cc \
-	components/btl/tcp/btl_tcp_wire.cc components/btl/tcp/btl_tcp_iface.cc
+	components/btl/tcp/btl_tcp_wire.cc components/btl/tcp/btl_tcp_iface.cc \
+	components/btl/tcp/btl_tcp_link.cc
 unit_test_cppflags += -I$(top_srcdir)/components/btl/tcp
 
 # libFuzzer targets of the wire parsers (btl/tcp frames, the engine's

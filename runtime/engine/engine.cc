@@ -29,6 +29,8 @@ Engine::~Engine()
     if (current_ == this)
         current_ = nullptr;
     host_.set_handler(wire::kAmEngine, nullptr, nullptr);
+    if (placing_)
+        host_.set_place_handler(wire::kAmEngine, nullptr, nullptr, nullptr);
     host_.set_peer_failed_handler(nullptr, nullptr);
     progress_.remove(poll, this);
     // Registrations of unfinished rendezvous sends go back to their modules.
@@ -44,6 +46,8 @@ Status Engine::init()
     if (Status st = host_.set_handler(wire::kAmEngine, on_am, this); !st.ok())
         return st;
     rendezvous_.init();
+    host_.set_place_handler(wire::kAmEngine, on_place, on_placed, this);
+    placing_ = true;
     host_.set_peer_failed_handler(on_peer_failed, this);
     // Its queued work moves when a transport connects, answers or makes
     // room. The first two wake a blocked wait through the transport's

@@ -165,6 +165,15 @@ private:
     // Every frame but a tagged eager message that found its receive
     // (Matching::land_tagged_frame).
     [[gnu::noinline]] void on_frame(weft_btl_endpoint_t *ep, const void *data, size_t len);
+    // The host's placement of the engine's large frames: a tagged eager
+    // message that matches a posted receive lands straight in its buffer
+    // (place_tagged), a rendezvous Data frame in its MD (Rendezvous).
+    static int on_place(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
+                        weft_btl_placement_t *place);
+    static void on_placed(void *ctx, weft_btl_endpoint_t *ep, uint64_t token, int status);
+    int place_tagged(weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
+                     weft_btl_placement_t *place);
+    void tagged_placed(uint32_t src, Request *r, int status);
     static void on_peer_failed(void *ctx, uint32_t rank, const std::string &why);
     static int poll(void *ctx);
 
@@ -212,6 +221,7 @@ private:
     Pool<Request, 4> requests_;
     Pool<Op, 5> ops_;
     Rendezvous rendezvous_;                // large puts' data after the Rts; looks up ops_
+    bool placing_ = false;                 // init() registered on_place
     size_t dropped_ = 0;                   // puts that matched nothing (non-lazy portal)
     uint32_t barrier_epoch_ = 0;
 };

@@ -74,16 +74,22 @@ public:
         r->prev = r->next = nullptr;
         r->posted = false;
     }
-    // The oldest posted receive a message from src with bits matches, off
-    // the list; null if none.
-    Request *match_posted(uint32_t src, uint64_t bits)
+    // The oldest posted receive a message from src with bits matches, left
+    // on the list; null if none.
+    Request *find_posted(uint32_t src, uint64_t bits) const
     {
         for (Request *r = posted_head_; r; r = r->next)
-            if ((r->source == WEFT_ANY_SOURCE || r->source == src) && ((r->bits ^ bits) & ~r->ignore) == 0) {
-                unpost(r);
+            if ((r->source == WEFT_ANY_SOURCE || r->source == src) && ((r->bits ^ bits) & ~r->ignore) == 0)
                 return r;
-            }
         return nullptr;
+    }
+    // The same, off the list.
+    Request *match_posted(uint32_t src, uint64_t bits)
+    {
+        Request *r = find_posted(src, bits);
+        if (r)
+            unpost(r);
+        return r;
     }
     // A posted receive withdrawn (weft_cancel): done with WEFT_ERR_CANCELED.
     // False when it is no longer posted (matched already, or a send).

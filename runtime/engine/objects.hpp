@@ -74,6 +74,7 @@ struct Request {
     bool is_recv = false;
     bool posted = false;                   // in the posted-receive list
     bool orphaned = false;                 // its handle was freed before it completed
+    bool landing = false;                  // matched; a module places its data (Engine::place_tagged)
     weft_msg_status_t status{};
     Md *md = nullptr;                      // a matched receive's MD while data moves
     void *buf = nullptr;                   // receive buffer and what it matches
@@ -88,7 +89,7 @@ struct Request {
     void reset()
     {
         handle = 0;
-        done = is_recv = posted = orphaned = false;
+        done = is_recv = posted = orphaned = landing = false;
         status = weft_msg_status_t{};
         md = nullptr;
         buf = nullptr;

@@ -44,10 +44,13 @@ public:
         return &s.obj;
     }
 
+    // Whether handle is of this pool's kind (live or not).
+    static bool names(uint64_t handle) { return (handle >> 56) == Kind; }
+
     // The live object a handle names, or nullptr (wrong kind, freed, stale).
     T *get(uint64_t handle)
     {
-        if ((handle >> 56) != Kind)
+        if (!names(handle))
             return nullptr;
         const uint64_t idx1 = handle & 0xffffffffu;
         if (idx1 == 0 || idx1 > size_)

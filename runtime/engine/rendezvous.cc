@@ -32,14 +32,10 @@ Rendezvous::~Rendezvous()
 {
     if (current_ == this)
         current_ = nullptr;
-    if (placing_)
-        host_.set_place_handler(wire::kAmEngine, nullptr, nullptr, nullptr);
 }
 
 void Rendezvous::init()
 {
-    host_.set_place_handler(wire::kAmEngine, on_place, on_placed, this);
-    placing_ = true;
     current_ = this;
 }
 

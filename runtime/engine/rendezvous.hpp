@@ -51,9 +51,16 @@ public:
     Rendezvous(const Rendezvous &) = delete;
     Rendezvous &operator=(const Rendezvous &) = delete;
 
-    // Registers placement of the engine's Data frames with the host; the
-    // btl's RDMA completions reach this object from now on.
+    // The btl's RDMA completions reach this object from now on.
     void init();
+    // Placement of a Data frame (the engine's place handler passes them
+    // here): 1 with *place filled in, or 0 to decline (the frame then
+    // arrives through on_data). placed: the module's answer for a token
+    // place() gave.
+    int place(weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len, weft_btl_placement_t *out);
+    void placed(uint64_t token, int status);
+    // Whether a placement token is one of place()'s.
+    static bool is_landing(uint64_t token) { return decltype(landings_)::names(token); }
 
     // ---- initiator
     // Sends op's Rts on ps's primary endpoint, registering op's data first
@@ -106,9 +113,6 @@ private:
     int send_data(weft_btl_endpoint_t *ep, const wire::Data &d, std::span<const std::byte> payload);
     Incoming *data_target(const wire::Data &d, size_t bytes, bool quiet);
     void data_landed(Incoming *in, size_t bytes);
-    static int on_place(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
-                        weft_btl_placement_t *place);
-    static void on_placed(void *ctx, weft_btl_endpoint_t *ep, uint64_t token, int status);
 
     // The btl's RDMA completions carry a handle, not this pointer.
     static Rendezvous *current_;
@@ -123,7 +127,6 @@ private:
     size_t eager_window_;                  // the first bytes count against it like eager data
     bool rdma_;                            // engine_base_rndv_rdma
     size_t split_min_;                     // engine_base_rndv_split (0: never)
-    bool placing_ = false;                 // init() registered placement
     Pool<Incoming, 7> incoming_;
     Pool<Landing, 8> landings_;
 };

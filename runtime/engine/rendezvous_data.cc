@@ -103,44 +103,42 @@ void Rendezvous::data_landed(Incoming *in, size_t bytes)
         finish(in, WEFT_SUCCESS);
 }
 
-int Rendezvous::on_place(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
-                         weft_btl_placement_t *place)
+int Rendezvous::place(weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
+                      weft_btl_placement_t *out)
 {
-    auto *self = static_cast<Rendezvous *>(ctx);
     wire::Data d;
     if (head.size() < sizeof d || len < sizeof d || static_cast<wire::Type>(head[0]) != wire::Type::Data)
         return 0;
     std::memcpy(&d, head.data(), sizeof d);
     // Anything doubtful is declined: the ordinary path rejects it with a reason.
-    Incoming *in = d.length == len - sizeof d ? self->data_target(d, d.length, true) : nullptr;
+    Incoming *in = d.length == len - sizeof d ? data_target(d, d.length, true) : nullptr;
     if (!in || in->source != ep->peer_rank || d.length == 0)
         return 0;
     uint64_t token;
-    Landing *l = self->landings_.alloc(&token);
+    Landing *l = landings_.alloc(&token);
     l->incoming = in->handle;
     l->bytes = d.length;
-    place->skip = sizeof d;
-    place->iov[0] = {static_cast<std::byte *>(in->md->desc.start) + in->offset + d.chunk_offset, d.length};
-    place->iovcnt = 1;
-    place->token = token;
+    out->skip = sizeof d;
+    out->iov[0] = {static_cast<std::byte *>(in->md->desc.start) + in->offset + d.chunk_offset, d.length};
+    out->iovcnt = 1;
+    out->token = token;
     return 1;
 }
 
-void Rendezvous::on_placed(void *ctx, weft_btl_endpoint_t *, uint64_t token, int status)
+void Rendezvous::placed(uint64_t token, int status)
 {
-    auto *self = static_cast<Rendezvous *>(ctx);
-    Landing *l = self->landings_.get(token);
+    Landing *l = landings_.get(token);
     if (!l)
         return;
-    Incoming *in = self->incoming_.get(l->incoming);
+    Incoming *in = incoming_.get(l->incoming);
     const size_t bytes = l->bytes;
-    self->landings_.free(l);
+    landings_.free(l);
     if (!in)
         return;   // finished already (its peer failed)
     if (status != WEFT_SUCCESS)
-        self->finish(in, status);
+        finish(in, status);
     else
-        self->data_landed(in, bytes);
+        data_landed(in, bytes);
 }
 
 } // namespace weft::engine

@@ -48,8 +48,9 @@ void Engine::cancel(Request *r)
 
 void Engine::release_request(Request *r)
 {
-    // A send on its way keeps its request until the operation completes.
-    if (!r->done && !r->is_recv)
+    // A send on its way keeps its request until the operation completes,
+    // and so does a receive a module is placing data into.
+    if (!r->done && (!r->is_recv || r->landing))
         r->orphaned = true;
     else
         free_request(r);
@@ -248,6 +249,73 @@ void Engine::land_by_md(Request *r, const PutInfo &u, std::span<const std::byte>
     md->request = r;
     r->md = md;
     deliver(md, u, data);   // releases md when the data is in
+}
+
+int Engine::on_place(void *ctx, weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
+                     weft_btl_placement_t *place)
+{
+    auto *e = static_cast<Engine *>(ctx);
+    if (!head.empty() && static_cast<wire::Type>(head[0]) == wire::Type::Tagged)
+        return e->place_tagged(ep, head, len, place);
+    return e->rendezvous_.place(ep, head, len, place);
+}
+
+// A large eager message (the module has its first bytes, not the rest)
+// that matches a posted receive is matched now, in arrival order like
+// any frame of its link, and its payload goes from the socket straight
+// into the receive's buffer: no copy through the module's buffers. The
+// receive is off the posted list but not done until placed().
+int Engine::place_tagged(weft_btl_endpoint_t *ep, std::span<const std::byte> head, size_t len,
+                         weft_btl_placement_t *place)
+{
+    wire::Tagged h;
+    if (head.size() < sizeof h || len <= sizeof h)
+        return 0;
+    std::memcpy(&h, head.data(), sizeof h);
+    const uint32_t src = ep->peer_rank;
+    const uint64_t bits = h.match_bits();
+    const size_t payload = len - sizeof h;
+    Request *r = matching_.find_posted(src, bits);
+    // Too long for the receive: on_am's path truncates it (and says so).
+    if (!r || payload > r->len)
+        return 0;
+    matching_.unpost(r);
+    r->landing = true;
+    r->status.source = src;
+    r->status.tag = static_cast<int32_t>(bits & 0xffffffffu);
+    r->status.count = payload;
+    place->skip = sizeof h;
+    place->iov[0] = {r->buf, payload};
+    place->iovcnt = 1;
+    // The request itself: it stays (release_request orphans it, a blocking
+    // recv waits for it) until placed() says the data is in. Its address
+    // cannot look like a Rendezvous landing's handle, whose top byte is
+    // that pool's kind.
+    place->token = reinterpret_cast<uintptr_t>(r);
+    return 1;
+}
+
+void Engine::on_placed(void *ctx, weft_btl_endpoint_t *ep, uint64_t token, int status)
+{
+    auto *e = static_cast<Engine *>(ctx);
+    if (Rendezvous::is_landing(token))
+        e->rendezvous_.placed(token, status);
+    else
+        e->tagged_placed(ep->peer_rank, reinterpret_cast<Request *>(static_cast<uintptr_t>(token)), status);
+}
+
+void Engine::tagged_placed(uint32_t src, Request *r, int status)
+{
+    r->landing = false;
+    r->done = true;
+    if (status == WEFT_SUCCESS) {
+        peers_.consume_credit(src, r->status.count);
+    } else {
+        r->status.count = 0;
+        r->status.error = status;
+    }
+    if (r->orphaned)
+        free_request(r);
 }
 
 // Flattened, so that the whole match of a tagged eager message

@@ -5,7 +5,11 @@
 // by the host's progress). The module can also read the peer's memory
 // (enable_get): the two engines share the process, so the remote address
 // is enough; each read is held until the test finishes it (finish_gets),
-// so a test can act while one is in flight.
+// so a test can act while one is in flight. With `placing` set it offers
+// every frame longer than WEFT_BTL_PLACE_HEAD to the engine's place
+// handler first, as btl/tcp does with a large frame it has the first bytes
+// of, and copies an accepted frame into the engine's buffers; with
+// `hold_placed` the placed() answers wait for the test (finish_placed).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -58,10 +62,22 @@ public:
         am_ctx_ = ctx;
         return Status::success();
     }
-    void set_place_handler(uint8_t, weft::engine::PlaceHandler place, weft::engine::PlacedHandler,
-                           void *) override
+    void set_place_handler(uint8_t, weft::engine::PlaceHandler place, weft::engine::PlacedHandler placed,
+                           void *ctx) override
     {
         place_registered = place != nullptr;
+        place_ = place;
+        placed_ = placed;
+        place_ctx_ = ctx;
+    }
+    // Answers the placements held back (hold_placed) with status; how many.
+    size_t finish_placed(int status)
+    {
+        std::vector<uint64_t> now;
+        now.swap(held_);
+        for (uint64_t token : now)
+            placed_(place_ctx_, &ep_, token, status);
+        return now.size();
     }
     void set_peer_failed_handler(weft::engine::PeerFailedHandler fn, void *ctx) override
     {
@@ -119,6 +135,9 @@ public:
     bool reachable = true;
     bool connected = true;
     bool place_registered = false;
+    bool placing = false;
+    bool hold_placed = false;
+    size_t frames_placed = 0;              // accepted by the place handler
     int get_answer = WEFT_SUCCESS;
     size_t gets_issued = 0;
     size_t registered_buffers = 0;         // registrations not yet released
@@ -182,10 +201,35 @@ private:
         while (!self->inbox_.empty() && self->am_) {
             const std::vector<std::byte> frame = std::move(self->inbox_.front());
             self->inbox_.pop_front();
-            self->am_(self->am_ctx_, &self->ep_, frame.data(), frame.size());
+            if (!self->place(frame))
+                self->am_(self->am_ctx_, &self->ep_, frame.data(), frame.size());
             ++n;
         }
         return n;
+    }
+
+    // What a placing module does with a frame: true when the handler took it.
+    bool place(const std::vector<std::byte> &frame)
+    {
+        if (!placing || !place_ || frame.size() <= WEFT_BTL_PLACE_HEAD)
+            return false;
+        weft_btl_placement_t p{};
+        p.size = sizeof p;
+        if (place_(place_ctx_, &ep_, {frame.data(), WEFT_BTL_PLACE_HEAD}, frame.size(), &p) != 1)
+            return false;
+        EXPECT_TRUE(p.iovcnt >= 1 && p.iovcnt <= WEFT_BTL_PLACE_IOV);
+        size_t at = p.skip;
+        for (int i = 0; i < p.iovcnt; ++i) {
+            std::memcpy(p.iov[i].iov_base, frame.data() + at, p.iov[i].iov_len);
+            at += p.iov[i].iov_len;
+        }
+        EXPECT_EQ(at, frame.size()) << "the placement's buffers do not add up to the frame";
+        ++frames_placed;
+        if (hold_placed)
+            held_.push_back(p.token);
+        else
+            placed_(place_ctx_, &ep_, p.token, WEFT_SUCCESS);
+        return true;
     }
 
     uint32_t rank_;
@@ -201,6 +245,10 @@ private:
     void *am_ctx_ = nullptr;
     weft::engine::PeerFailedHandler failed_fn_ = nullptr;
     void *failed_ctx_ = nullptr;
+    weft::engine::PlaceHandler place_ = nullptr;
+    weft::engine::PlacedHandler placed_ = nullptr;
+    void *place_ctx_ = nullptr;
+    std::vector<uint64_t> held_;
 };
 
 inline weft::engine::Config config_of(uint32_t rank)

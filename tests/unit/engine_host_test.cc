@@ -93,6 +93,83 @@ TEST_F(EngineHost, PeerFailureFromTheHostEndsWhatWaitsForThatPeer)
     EXPECT_NE(host0.log_lines.back().find("rank 1 failed"), std::string::npos) << host0.log_lines.back();
 }
 
+TEST_F(EngineHost, LargeEagerMessageIsPlacedStraightIntoItsPostedReceive)
+{
+    host1.placing = true;
+    host1.hold_placed = true;
+    const size_t n = 4000;   // eager (the fake module's limit is 4096), longer than a place head
+    const auto out = pattern(n);
+    std::vector<unsigned char> in(n);
+    weft_request_t rh, sh;
+    ASSERT_TRUE(e1.irecv(in.data(), n, 0, 7, 0, &rh).ok());
+    ASSERT_TRUE(e0.isend(out.data(), n, 1, 7, 0, 0, &sh).ok());
+    ASSERT_TRUE(pump([&] { return host1.frames_placed == 1; }));
+    // The data is in the receive's buffer; the receive is done only when
+    // the module says the whole message landed.
+    EXPECT_EQ(in, out);
+    Request *r = e1.request(rh);
+    EXPECT_FALSE(r->done);
+    EXPECT_FALSE(r->posted);
+    EXPECT_EQ(host1.finish_placed(WEFT_SUCCESS), 1u);
+    ASSERT_TRUE(r->done);
+    EXPECT_EQ(r->status.error, WEFT_SUCCESS);
+    EXPECT_EQ(r->status.count, n);
+    EXPECT_EQ(r->status.source, 0u);
+    EXPECT_EQ(r->status.tag, 7);
+    e1.free_request(r);
+    e0.free_request(e0.request(sh));
+
+    // Declined, and delivered whole as before: a message nothing waits
+    // for (it waits in the unexpected queue), and one longer than its
+    // receive (truncated, which the ordinary path says).
+    int small = 0;
+    ASSERT_TRUE(e1.irecv(&small, sizeof small, 0, 8, 0, &rh).ok());
+    for (int32_t tag : {9, 8}) {
+        ASSERT_TRUE(e0.isend(out.data(), n, 1, tag, 0, 0, &sh).ok());
+        e0.release_request(e0.request(sh));
+    }
+    r = e1.request(rh);
+    ASSERT_TRUE(pump([&] { return r->done; }));
+    EXPECT_EQ(r->status.error, WEFT_ERR_TRUNCATED);
+    EXPECT_EQ(host1.frames_placed, 1u);
+    e1.free_request(r);
+    ASSERT_TRUE(e1.irecv(in.data(), n, 0, 9, 0, &rh).ok());
+    r = e1.request(rh);
+    ASSERT_TRUE(r->done);
+    EXPECT_EQ(r->status.count, n);
+    e1.free_request(r);
+}
+
+TEST_F(EngineHost, ReceiveFreedOrFailedWhileItsDataIsPlacedEndsCleanly)
+{
+    host1.placing = true;
+    host1.hold_placed = true;
+    const size_t n = 3000;
+    const auto out = pattern(n);
+    std::vector<unsigned char> in(n);
+    weft_request_t rh, sh;
+    // Freed by its owner while the module places it: kept until placed().
+    ASSERT_TRUE(e1.irecv(in.data(), n, 0, 3, 0, &rh).ok());
+    ASSERT_TRUE(e0.isend(out.data(), n, 1, 3, 0, 0, &sh).ok());
+    e0.release_request(e0.request(sh));
+    ASSERT_TRUE(pump([&] { return host1.frames_placed == 1; }));
+    e1.release_request(e1.request(rh));
+    EXPECT_NE(e1.request(rh), nullptr) << "freed while the module still writes into its buffer";
+    EXPECT_EQ(host1.finish_placed(WEFT_SUCCESS), 1u);
+    EXPECT_EQ(e1.request(rh), nullptr);
+    // The module could not finish: the receive ends with its error.
+    ASSERT_TRUE(e1.irecv(in.data(), n, 0, 4, 0, &rh).ok());
+    ASSERT_TRUE(e0.isend(out.data(), n, 1, 4, 0, 0, &sh).ok());
+    e0.release_request(e0.request(sh));
+    ASSERT_TRUE(pump([&] { return host1.frames_placed == 2; }));
+    EXPECT_EQ(host1.finish_placed(WEFT_ERR_UNREACHABLE), 1u);
+    Request *r = e1.request(rh);
+    ASSERT_TRUE(r->done);
+    EXPECT_EQ(r->status.error, WEFT_ERR_UNREACHABLE);
+    EXPECT_EQ(r->status.count, 0u);
+    e1.free_request(r);
+}
+
 TEST(EngineHostLifetime, TakesBackEverythingItRegistered)
 {
     FakeHost host(0);

@@ -650,7 +650,7 @@ TEST(EngineRequest, ResetRestoresEveryInitialValue)
     // a field added to one and not the other would leak from a previous use.
     weft::engine::Request fresh, used;
     used.handle = 7;
-    used.done = used.is_recv = used.posted = used.orphaned = true;
+    used.done = used.is_recv = used.posted = used.orphaned = used.landing = true;
     used.status = weft_msg_status_t{3, 4, 5, 6};
     used.md = reinterpret_cast<weft::engine::Md *>(&used);
     used.buf = &used;
@@ -664,6 +664,7 @@ TEST(EngineRequest, ResetRestoresEveryInitialValue)
     EXPECT_EQ(used.is_recv, fresh.is_recv);
     EXPECT_EQ(used.posted, fresh.posted);
     EXPECT_EQ(used.orphaned, fresh.orphaned);
+    EXPECT_EQ(used.landing, fresh.landing);
     EXPECT_EQ(used.status.source, fresh.status.source);
     EXPECT_EQ(used.status.tag, fresh.status.tag);
     EXPECT_EQ(used.status.count, fresh.status.count);

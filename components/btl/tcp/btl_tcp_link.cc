@@ -189,6 +189,11 @@ bool Link::start_placement(LinkSink &sink, const FrameHeader &h, size_t have)
     place_am_ = h.am_id;
     place_left_ = room;
     in_place_ = true;
+    // Only after one larger than rbuf_: smaller ones come several per
+    // bulk read, cheaper than two system calls each. rbuf_ is empty now
+    // (everything in it was this message's), so the limit is above rend_.
+    if (kFrameHeaderBytes + h.len > kReadBufferBytes)
+        read_limit_ = kPeekBytes;
     rstart_ += kFrameHeaderBytes + have;
     // What the buffer holds beyond the runtime's header is copied in;
     // the rest is received straight into place_.iov.
@@ -255,7 +260,7 @@ int Link::frame_at_front(LinkSink &sink, std::string *error)
             return 0;
         }
     }
-    if (kFrameHeaderBytes + h.len > rbuf_.size()) {
+    if (kFrameHeaderBytes + h.len > kReadBufferBytes) {
         // Large: the payload goes straight into a buffer of its own size.
         large_hdr_ = h;
         large_ = std::make_unique_for_overwrite<std::byte[]>(h.len);
@@ -291,7 +296,7 @@ int Link::receive(LinkSink &sink, std::string *error)
             room = large_hdr_.len - large_have_;
             r = sock_recv(fd_.get(), large_.get() + large_have_, room, MSG_DONTWAIT);
         } else {
-            room = rbuf_.size() - rend_;
+            room = read_limit_ - rend_;
             r = room == 0 ? 0 : sock_recv(fd_.get(), rbuf_.data() + rend_, room, MSG_DONTWAIT);
         }
         if (r < 0) {
@@ -317,6 +322,7 @@ int Link::receive(LinkSink &sink, std::string *error)
                 sink.placed(place_am_, place_.token, WEFT_SUCCESS);
                 if (sink.stop())
                     return kStopped;
+                continue;   // keeps read_limit_ (start_placement's) for the next read
             }
         } else if (in_large_) {
             large_have_ += got;
@@ -338,6 +344,11 @@ int Link::receive(LinkSink &sink, std::string *error)
                 return deliver_buffered(sink, error);
             return 0;
         }
+        // The socket had at least what was asked: bulk reads again, unless
+        // what came is the head of another message larger than rbuf_
+        // (start_placement). Not on a short read: it took what there was,
+        // whatever the limit, and a ping-pong's reads are all short.
+        read_limit_ = kReadBufferBytes;
     }
     return 0;
 }

@@ -81,6 +81,11 @@ public:
 
     // Messages at least this large are offered to sink.place.
     static constexpr size_t kPlaceMin = 8 * 1024;
+    // After placing a message larger than rbuf_ the next read takes only
+    // this much: the next frame's header and the head the runtime needs to
+    // place it, so that a stream of large messages goes from the socket
+    // straight into the runtime's buffers instead of through rbuf_ and a copy.
+    static constexpr size_t kPeekBytes = kFrameHeaderBytes + WEFT_BTL_PLACE_HEAD;
     // Frames up to this size go out as one flat buffer with send(): the
     // kernel's iovec import is a measurable part of a small message's cost.
     static constexpr size_t kContiguousMax = 256;
@@ -109,7 +114,13 @@ private:
     size_t max_payload_;
     std::deque<Pending> queue_;
     // Small frames: read in bulk, parsed in place.
-    std::vector<std::byte> rbuf_ = std::vector<std::byte>(64 * 1024);
+    static constexpr size_t kReadBufferBytes = 64 * 1024;
+    std::vector<std::byte> rbuf_ = std::vector<std::byte>(kReadBufferBytes);
+    // The next read into rbuf_ fills it up to here: kReadBufferBytes, or
+    // kPeekBytes after a placement of a message larger than rbuf_ (which
+    // leaves rbuf_ empty) until a read fills the room it had. A limit
+    // rather than a flag: the read path tests nothing more than before.
+    size_t read_limit_ = kReadBufferBytes;
     size_t rstart_ = 0, rend_ = 0;
     // A payload larger than rbuf_: received straight into its own buffer.
     bool in_large_ = false;

@@ -512,6 +512,74 @@ TEST_F(BtlTcpLinks, UnorderedLargeMessagesOverLinksLandWholeAndOrderedOnesInOrde
 
 // A peer that opens a different number of links is refused, and both sides
 // say which parameter differs.
+// A link's reader over a socket pair, with a sink that places every
+// message of am id 9 into a buffer of its own and keeps the others.
+TEST(BtlTcpLink, AfterAPlacementTheNextLargeMessageIsReadStraightIntoItsPlace)
+{
+    int fds[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    Link tx(weft::UniqueFd(fds[0]), 1u << 20), rx(weft::UniqueFd(fds[1]), 1u << 20);
+    struct Sink final : LinkSink {
+        std::vector<std::vector<std::byte>> places;   // by token
+        std::vector<size_t> heads;                    // bytes shown to each place()
+        std::vector<std::vector<std::byte>> messages;
+        size_t landed = 0;
+        void message(uint8_t, std::span<const std::byte> data) override
+        {
+            messages.emplace_back(data.begin(), data.end());
+        }
+        bool stop() const override { return false; }
+        bool place(uint8_t am_id, std::span<const std::byte> head, size_t len, weft_btl_placement_t *p) override
+        {
+            if (am_id != 9)
+                return false;
+            heads.push_back(head.size());
+            places.emplace_back(len);
+            p->skip = 0;
+            p->iov[0] = {places.back().data(), len};
+            p->iovcnt = 1;
+            p->token = places.size() - 1;
+            return true;
+        }
+        void placed(uint8_t, uint64_t, int status) override { landed += status == WEFT_SUCCESS; }
+    } sink;
+    // Three messages larger than the link's read buffer, then a small one.
+    constexpr size_t kLarge = 80 * 1024, kCount = 3;
+    std::vector<std::vector<std::byte>> sent;
+    for (size_t i = 0; i < kCount; ++i) {
+        auto &m = sent.emplace_back(kLarge);
+        for (size_t k = 0; k < kLarge; ++k)
+            m[k] = static_cast<std::byte>(k * 13 + i);
+        FrameHeader h;
+        h.len = h.total = kLarge;
+        h.am_id = 9;
+        iovec iov{m.data(), m.size()};
+        ASSERT_EQ(tx.send(h, &iov, 1), 0);
+    }
+    uint32_t small = 0x5eed;
+    FrameHeader hs;
+    hs.len = hs.total = sizeof small;
+    hs.am_id = 7;
+    iovec iov{&small, sizeof small};
+    ASSERT_EQ(tx.send(hs, &iov, 1), 0);
+    std::string error;
+    for (int pass = 0; pass < 100000 && sink.messages.empty(); ++pass) {
+        bool drained;
+        ASSERT_EQ(tx.flush(&drained), 0);
+        ASSERT_EQ(rx.receive(sink, &error), 0) << error;
+    }
+    ASSERT_EQ(sink.landed, kCount);
+    ASSERT_EQ(sink.messages.size(), 1u);
+    EXPECT_EQ(sink.messages[0].size(), sizeof small);
+    for (size_t i = 0; i < kCount; ++i)
+        EXPECT_TRUE(sink.places[i] == sent[i]) << "message " << i << " landed wrong";
+    // The first was found by a bulk read; each later one was read only up
+    // to the head the runtime needs, so its payload went from the socket
+    // into its place, not through the link's buffer and a copy.
+    for (size_t i = 1; i < kCount; ++i)
+        EXPECT_EQ(sink.heads[i], WEFT_BTL_PLACE_HEAD) << "message " << i;
+}
+
 TEST_F(BtlTcpLinks, MismatchedLinkCountIsRefusedWithAClearError)
 {
     int fds[2];
