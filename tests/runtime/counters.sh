@@ -75,6 +75,10 @@ left_files() { find "$jobtmp" /dev/shm -name '*weft-counters*' 2>/dev/null; }
 
 for victim in rank weftrun; do
     t="sigkill-$victim"
+    # The last job's output must not satisfy wait_for before this job's
+    # shell has truncated it (a loaded machine let the second case read the
+    # first one's pids, then an empty file).
+    rm -f "$out" "$err"
     env TMPDIR="$jobtmp" timeout -k 5 $limit sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$root/pid" \
         "$weftrun" -np 2 --mca btl self,tcp --mca engine_base_eager_limit 4096 "$prog" hold >"$out" 2>"$err" &
     bg=$!
@@ -108,6 +112,7 @@ done
 t="weft_top-json"
 top=$builddir/weft_top
 if [ -x "$top" ]; then
+    rm -f "$out" "$err"
     env TMPDIR="$jobtmp" timeout -k 5 $limit sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$root/pid" \
         "$weftrun" -np 4 --oversubscribe --mca btl self,tcp --mca engine_base_eager_limit 4096 "$prog" hold \
         >"$out" 2>"$err" &
