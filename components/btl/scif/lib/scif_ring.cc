@@ -27,6 +27,8 @@ void RingProducer::pad_to_end()
     while (left > 0) {
         const uint64_t n = std::min<uint64_t>(left, kMaxPadCells);
         std::byte *cell = cells_ + (tail_ & mask_) * kCell;
+        // The next piece's start, or the next lap's cell 0.
+        ring_detail::unpublish_lookalike(cells_ + ((tail_ + n) & mask_) * kCell, tail_ + n);
         *ring_detail::meta_word(cell) =
             ring_detail::pack_meta(static_cast<uint32_t>(n * kCell - kChunkHeader), ChunkType::pad, 0);
         std::atomic_ref<uint32_t>(*ring_detail::seq_word(cell))

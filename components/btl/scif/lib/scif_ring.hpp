@@ -8,10 +8,23 @@
 // writes payload and meta, then publishes seq with a release store; the
 // consumer polls the seq word of the cell at its head with an acquire load:
 // no read-modify-write atomic anywhere on the data path. seq for position p
-// is 2p+1 (never 0), and the consumer zeroes the seq word of every cell it
-// frees, so a stale cell can never look published. Chunks never wrap: the
-// producer pads to the end of the ring instead, so a payload is always one
-// contiguous span the consumer can hand out without copying.
+// is 2p+1 (never 0). Chunks never wrap: the producer pads to the end of the
+// ring instead, so a payload is always one contiguous span the consumer can
+// hand out without copying.
+//
+// The consumer never writes a cell. A store to a line it has just read
+// would take the line from the producer's cache: on x86 the store waits for
+// that in the store buffer, ahead of the reply the consumer sends next, and
+// the producer fetches the line back when it comes round again (17 lines a
+// 1 KiB message). So a freed cell keeps what the producer wrote: a chunk
+// start's old seq, or payload. Before publishing a chunk, the producer reads
+// the seq word of the cell where the next chunk will start (the consumer
+// polls it next) and zeroes it in the rare case it already holds the seq
+// that would publish that position: payload that happens to look like it, or
+// a start seq from 2^31/cells laps ago. A read of a line the producer itself
+// wrote, and almost never a store: the cell the consumer is about to poll
+// stays as it is. That cell was freed or, at the ring's limit, is the
+// consumer's unread head, whose seq is never the one looked for.
 //
 // Credits: the consumer publishes its head (cells consumed) in its own cache
 // line; the producer reads it only when its cached copy says the ring is full.
@@ -60,7 +73,9 @@ struct alignas(kCell) RingShared {
     alignas(kCell) std::byte cell0[1];  // cells follow from here
 };
 inline constexpr size_t kRingHeaderBytes = offsetof(RingShared, cell0);
-inline constexpr uint32_t kRingMagic = 0x52494e32;   // "RIN2": the layout with line 2
+// "RIN3": line 2, and the consumer never writes cells (a consumer that
+// relies on freed cells holding 0 must not meet this producer).
+inline constexpr uint32_t kRingMagic = 0x52494e33;
 
 // Bytes of shared memory one ring of `cells` cells needs.
 inline constexpr size_t ring_bytes(uint32_t cells) { return kRingHeaderBytes + size_t{cells} * kCell; }
@@ -79,11 +94,21 @@ struct Chunk {
 
 namespace ring_detail {
 
-// The seq value that publishes position pos: odd, so never the 0 a freed
-// cell holds.
+// The seq value that publishes position pos: odd, so never the 0 of a fresh
+// ring or of a cell the producer unpublished.
 inline uint32_t seq_of(uint64_t pos) { return static_cast<uint32_t>(pos * 2 + 1); }
 
 inline uint32_t *seq_word(std::byte *cell) { return reinterpret_cast<uint32_t *>(cell); }
+
+// Makes sure the cell of position pos does not look published before the
+// producer publishes it (see the top of this file). Both accesses are
+// relaxed: the release store of the publish that follows orders them.
+inline void unpublish_lookalike(std::byte *cell, uint64_t pos)
+{
+    std::atomic_ref<uint32_t> seq(*seq_word(cell));
+    if (seq.load(std::memory_order_relaxed) == seq_of(pos)) [[unlikely]]
+        seq.store(0, std::memory_order_relaxed);
+}
 inline uint32_t *meta_word(std::byte *cell) { return reinterpret_cast<uint32_t *>(cell + 4); }
 
 // meta: bits 0-19 payload length, 20-23 type, 24-31 tag.
@@ -211,10 +236,12 @@ inline std::span<std::byte> RingProducer::reserve(size_t len)
 inline void RingProducer::publish(ChunkType type, uint8_t tag)
 {
     std::byte *cell = cells_ + (pending_pos_ & mask_) * kCell;
+    const uint64_t next = pending_pos_ + cells_for(pending_len_);
+    ring_detail::unpublish_lookalike(cells_ + (next & mask_) * kCell, next);
     *ring_detail::meta_word(cell) = ring_detail::pack_meta(pending_len_, type, tag);
     std::atomic_ref<uint32_t>(*ring_detail::seq_word(cell))
         .store(ring_detail::seq_of(pending_pos_), std::memory_order_release);
-    tail_ = pending_pos_ + cells_for(pending_len_);
+    tail_ = next;
 }
 
 inline bool RingConsumer::peek(Chunk *out)
@@ -235,11 +262,8 @@ inline bool RingConsumer::peek(Chunk *out)
             return false;
         head_cells_ = cells;
         if (type == ChunkType::pad) {
-            // Only a pad's first cell was written: the rest are still the
-            // zeros every freed cell holds.
-            head_cells_ = 1;
-            consume();
-            head_ += cells - 1;
+            // Only a pad's first cell was written; the rest are skipped.
+            head_ += cells;
             publish_head();
             continue;
         }
@@ -258,10 +282,7 @@ inline bool RingConsumer::peek(Chunk *out)
 
 inline void RingConsumer::consume()
 {
-    // A chunk never wraps (peek checked it), so its cells are consecutive.
-    std::byte *first = cells_ + (head_ & mask_) * kCell;
-    for (uint32_t i = 0; i < head_cells_; ++i)
-        *ring_detail::seq_word(first + size_t{i} * kCell) = 0;
+    // Nothing is written to the cells (see the top of this file).
     head_ += head_cells_;
     head_cells_ = 0;
 }
