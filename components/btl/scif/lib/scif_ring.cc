@@ -16,7 +16,8 @@ void ring_init(RingShared *ring, uint32_t cells)
 RingProducer::RingProducer(RingShared *ring)
     : r_(ring), cells_(ring->cell0), mask_(ring->cells - 1),
       max_chunk_(std::min<size_t>(size_t{ring->cells / 2} * kCell - kChunkHeader - kCell,
-                                  kMaxChunkLen))
+                                  kMaxChunkLen)),
+      written_(ring->cells, 0)   // a fresh ring is zeroed
 {
 }
 
@@ -27,6 +28,9 @@ void RingProducer::pad_to_end()
     while (left > 0) {
         const uint64_t n = std::min<uint64_t>(left, kMaxPadCells);
         std::byte *cell = cells_ + (tail_ & mask_) * kCell;
+        // The next piece's start, or the next lap's cell 0.
+        unpublish_lookalike(tail_ + n);
+        written_[tail_ & mask_] = ring_detail::seq_of(tail_);
         *ring_detail::meta_word(cell) =
             ring_detail::pack_meta(static_cast<uint32_t>(n * kCell - kChunkHeader), ChunkType::pad, 0);
         std::atomic_ref<uint32_t>(*ring_detail::seq_word(cell))

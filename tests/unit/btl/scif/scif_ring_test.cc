@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "scif_ring.hpp"
 
@@ -53,6 +54,26 @@ struct Ring {
             *len = c.payload.size();
         consumer.pop();
         return true;
+    }
+    // A first-lap chunk of len bytes whose every continuation cell holds,
+    // where a header would sit, the header that would publish a chunk of
+    // value 0xdead at the same cell one lap later: stale payload that looks
+    // published to a consumer that polls it then.
+    void send_lures(size_t len)
+    {
+        auto dst = producer.reserve(len);
+        std::byte *first = dst.data() - kChunkHeader;
+        const size_t cell = static_cast<size_t>(first - shared->cell0) / kCell;
+        std::memset(dst.data(), 0, len);
+        for (size_t c = 1; c < cells_for(len); ++c) {
+            const uint32_t head[2] = {ring_detail::seq_of(cell + c + shared->cells),
+                                      ring_detail::pack_meta(8, static_cast<ChunkType>(kFirstUserType), 7)};
+            const uint64_t dead = 0xdead;
+            std::memcpy(first + c * kCell, head, sizeof head);
+            if (c + 1 < cells_for(len))
+                std::memcpy(first + c * kCell + kChunkHeader, &dead, sizeof dead);
+        }
+        producer.publish(static_cast<ChunkType>(kFirstUserType), 7);
     }
     // The next chunk's value, its cells freed without returning their
     // credit (consume); false when nothing is published.
@@ -149,6 +170,114 @@ TEST(ScifRing, ABatchConsumedIsCreditedWhenTheHeadIsPublished)
         }
         EXPECT_FALSE(r.consume(&got));
         r.consumer.publish_head();
+    }
+    EXPECT_TRUE(r.producer.empty());
+}
+
+// The consumer never writes the cells (a write would take the message's
+// lines from the producer's cache; see scif_ring.hpp): what it read is
+// still there after it freed them.
+TEST(ScifRing, TheConsumerLeavesTheCellsAsTheProducerWroteThem)
+{
+    Ring r(256);
+    const size_t len = 300;   // 5 cells
+    ASSERT_TRUE(r.send(42, len));
+    ASSERT_TRUE(r.send(43));
+    const std::vector<std::byte> before(r.shared->cell0, r.shared->cell0 + 6 * kCell);
+    uint64_t got = 0;
+    ASSERT_TRUE(r.consume(&got));
+    EXPECT_EQ(got, 42u);
+    ASSERT_TRUE(r.consume(&got));
+    EXPECT_EQ(got, 43u);
+    r.consumer.publish_head();
+    EXPECT_EQ(std::memcmp(before.data(), r.shared->cell0, before.size()), 0);
+}
+
+// Nor does a publish write the cell the consumer polls next when that cell
+// cannot look published (a store there would take the line the consumer is
+// about to poll): the bytes after the chunk stay as they were.
+TEST(ScifRing, APublishLeavesTheNextStartAloneWhenItCannotLookPublished)
+{
+    Ring r(256);
+    std::memset(r.shared->cell0, 0x5a, 9 * kCell);
+    size_t end = 0;   // cells the chunks sent so far cover
+    for (uint64_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(r.send(i, 8 + i * kCell));   // 1, 2 and 3 cells
+        end += cells_for(8 + i * kCell);
+        for (size_t b = end * kCell; b < 9 * kCell; ++b)
+            ASSERT_EQ(r.shared->cell0[b], std::byte{0x5a}) << "chunk " << i << " byte " << b;
+    }
+}
+
+// Stale payload that holds exactly the header that would publish its cell
+// on the next lap is never read: every continuation cell of the first lap
+// carries one; then the second lap goes one small chunk at a time (its
+// starts land on those cells, and so does the pad at the end), and each
+// time the consumer sees the chunk just sent and nothing else.
+TEST(ScifRing, StalePayloadThatLooksLikeTheNextLapsHeaderIsNeverRead)
+{
+    constexpr uint32_t kCells = 64;
+    Ring r(kCells);
+    const size_t len = 7 * kCell - kChunkHeader;   // 7 cells
+    uint64_t sent = 0;
+    for (; r.producer.has_room(len); ++sent)
+        r.send_lures(len);
+    ASSERT_EQ(sent, 9u);
+    uint64_t got = 0;
+    for (uint64_t i = 0; i < sent; ++i)
+        ASSERT_TRUE(r.consume(&got));
+    r.consumer.publish_head();
+    for (uint64_t i = 0; i < 3 * kCells; ++i) {
+        ASSERT_FALSE(r.consume(&got)) << "a chunk nobody published, before " << i;
+        ASSERT_TRUE(r.send(1000 + i, 8 + (i % 3) * 40)) << i;
+        ASSERT_TRUE(r.consume(&got)) << i;
+        ASSERT_EQ(got, 1000 + i);
+        r.consumer.publish_head();
+    }
+}
+
+// The same for the start of a pad's second piece: a 2 MiB ring's first lap
+// is two chunks as long as they go, all lures; on the second lap small
+// messages go back to cell 0 after the hot cells, with a pad in two pieces
+// whose second starts inside the first lap's second chunk.
+TEST(ScifRing, StalePayloadWhereAPadPieceStartsIsNeverRead)
+{
+    Ring r(32768);
+    const size_t len = r.producer.max_chunk();
+    ASSERT_TRUE(r.producer.has_room(len));
+    r.send_lures(len);
+    ASSERT_TRUE(r.producer.has_room(len));
+    r.send_lures(len);
+    uint64_t got = 0;
+    ASSERT_TRUE(r.consume(&got));
+    ASSERT_TRUE(r.consume(&got));
+    r.consumer.publish_head();
+    for (uint64_t i = 0; i < 3 * kHotCells; ++i) {
+        ASSERT_TRUE(r.send(1000 + i)) << i;
+        size_t off = 0;
+        ASSERT_TRUE(r.take(&got, &off)) << i;
+        ASSERT_EQ(got, 1000 + i) << "at cell " << off / kCell;
+        ASSERT_FALSE(r.take(&got, &off)) << "a chunk nobody published, after " << i;
+    }
+}
+
+// Back to cell 0 past the hot cells with a chunk exactly as long as the
+// cells before the consumer's head, and one cell shorter and longer: the
+// chunk ends where the pad starts, whose header the consumer has still to
+// read (a producer that cleared the start after each chunk would erase it,
+// and a 64 KiB ping-pong after 16 KiB ones stopped).
+TEST(ScifRing, BackToCellZeroLeavesThePadBeforeTheHeadReadable)
+{
+    Ring r(4 * kHotCells);
+    for (uint32_t cells : {kHotCells + 2, kHotCells + 1, kHotCells, kHotCells - 1}) {
+        const size_t len = size_t{cells} * kCell - kChunkHeader;
+        for (uint64_t i = 0; i < 4; ++i) {
+            ASSERT_TRUE(r.send(cells * 10 + i, len)) << cells << " " << i;
+            uint64_t got = 0;
+            size_t off = 0;
+            ASSERT_TRUE(r.take(&got, &off)) << cells << " " << i;
+            ASSERT_EQ(got, cells * 10 + i);
+        }
     }
     EXPECT_TRUE(r.producer.empty());
 }
