@@ -174,16 +174,26 @@ TEST(ProgressEngine, BusySpinGrowsWhenWaitsEndSpinningAndShrinksWhenTheyNeedYiel
 
 // The MPI layer's wait loops: progress_wait never sleeps, and in block mode
 // (more ranks than cores) it yields on every idle pass.
-TEST(ProgressEngine, ProgressWaitYieldsInBlockModeWithoutSleeping)
-{
+// An engine in block mode over a source that needs no wake-up (c) and an
+// eventfd (s), so that blocking is possible.
+class BlockingEngine : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        ASSERT_GE(s.fd, 0);
+        pe.add(count_poll, &c, ProgressEngine::kNoWake);
+        pe.add(drain_fd, &s, s.fd);
+        pe.set_mode(ProgressMode::Block, "test");
+        ASSERT_EQ(pe.effective_mode(), ProgressMode::Block);
+    }
+    void TearDown() override { ::close(s.fd); }
     ProgressEngine pe;
     Counter c;
     FdSource s{::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
-    ASSERT_GE(s.fd, 0);
-    pe.add(count_poll, &c, ProgressEngine::kNoWake);
-    pe.add(drain_fd, &s, s.fd);
-    pe.set_mode(ProgressMode::Block, "test");
-    ASSERT_EQ(pe.effective_mode(), ProgressMode::Block);
+};
+
+TEST_F(BlockingEngine, ProgressWaitYieldsOnEveryIdlePassWithoutSleeping)
+{
     int idle = 0;
     for (int i = 0; i < 1000; ++i)
         EXPECT_EQ(pe.progress_wait(&idle), 0);
@@ -192,7 +202,6 @@ TEST(ProgressEngine, ProgressWaitYieldsInBlockModeWithoutSleeping)
     ASSERT_EQ(::write(s.fd, &one, sizeof one), static_cast<ssize_t>(sizeof one));
     EXPECT_EQ(pe.progress_wait(&idle), 1);
     EXPECT_EQ(idle, 0) << "an event starts the count over";
-    ::close(s.fd);
 }
 
 TEST(ProgressEngine, BlockWithoutDescriptorsYields)
@@ -204,16 +213,8 @@ TEST(ProgressEngine, BlockWithoutDescriptorsYields)
     EXPECT_EQ(pe.effective_mode(), ProgressMode::Yield);
 }
 
-TEST(ProgressEngine, SourcesThatNeedNoWakeDoNotPreventBlockingAndBlockYieldsFirst)
+TEST_F(BlockingEngine, SourcesThatNeedNoWakeDoNotPreventBlockingAndBlockYieldsFirst)
 {
-    ProgressEngine pe;
-    Counter c;
-    FdSource s{::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
-    ASSERT_GE(s.fd, 0);
-    pe.add(count_poll, &c, ProgressEngine::kNoWake);
-    pe.add(drain_fd, &s, s.fd);
-    pe.set_mode(ProgressMode::Block, "test");
-    EXPECT_EQ(pe.effective_mode(), ProgressMode::Block);
     // Still polled on every pass.
     const int before = c.polls;
     pe.progress();
@@ -224,7 +225,6 @@ TEST(ProgressEngine, SourcesThatNeedNoWakeDoNotPreventBlockingAndBlockYieldsFirs
     // 30 us per step of a barrier at 4 ranks on 2 cores).
     EXPECT_TRUE(pe.wait_until([&] { return c.polls >= before + 101; }, ProgressEngine::kForever));
     EXPECT_EQ(pe.yields(), 100u) << "one yield per idle pass";
-    ::close(s.fd);
 }
 
 TEST(ProgressEngine, BlockingWaitWakesOnDescriptor)
