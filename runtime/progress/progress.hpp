@@ -95,7 +95,8 @@ public:
                 waited();
             *idle_passes = 0;
         } else {
-            idle(++*idle_passes, false);
+            *idle_passes = next_idle(*idle_passes);
+            idle(*idle_passes, false);
         }
         return events;
     }
@@ -136,7 +137,8 @@ public:
                 idle_passes = 0;
                 continue;
             }
-            idle(++idle_passes, true);
+            idle_passes = next_idle(idle_passes);
+            idle(idle_passes, true);
         }
     }
 
@@ -155,6 +157,10 @@ private:
     // clock read and no system call. 64 passes are 7 us over btl/scif and
     // 80 us over btl/tcp (measured on the VM).
     static constexpr int kSpinBeforeYield = 64;
+    // Counting idle passes stops at 2^30 (a wait of minutes): past the
+    // spin and the yields before a sleep the count changes nothing, and an
+    // int must not overflow.
+    static int next_idle(int n) { return n < (1 << 30) ? n + 1 : n; }
     // may_sleep: block mode may sleep in epoll (wait_until); false: it
     // yields instead (progress_wait).
     void idle(int idle_passes, bool may_sleep);
