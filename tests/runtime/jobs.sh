@@ -247,8 +247,9 @@ for how in weftrun mpirun; do
 
     t="$how-exit-code"
     launch "$t" $how 4 -- exit 3 1
-    # The survivors' barrier fails and they exit 10 at once (or they are
-    # killed first); weftrun still reports rank 1's status.
+    # The survivors' barrier fails and they wait to be ended (weft_probe's
+    # exit mode), or they are killed first; the launcher reports rank 1's
+    # status.
     survivor_or "$t" 3
     clean_tmp "$t"
 
