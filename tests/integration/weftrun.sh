@@ -192,6 +192,25 @@ case_sigkill_weftrun_then_sweep() {
 case_timeout() {
     run --timeout 2 -np 2 "$PROBE" hang
     expect_rc 124; expect_err "longer than --timeout 2 s"
+    # What each rank still running was doing, as weftrun saw it.
+    expect_err "^weftrun: the job completed 0 fences; ranks still running:"
+    expect_count err "^weftrun:   rank [01] (pid [0-9]*): connected to PMIx, not finalized" 2
+    grep -q "stack traces of" "$d/err" && why="$why stacks without --get-stack-traces;"
+}
+
+case_timeout_stack_traces() {
+    run --timeout 2 --get-stack-traces -np 2 "$PROBE" hang
+    expect_rc 124
+    expect_count err "^weftrun: stack traces of rank [01] (pid [0-9]*), by gdb:" 2
+    if command -v gdb >/dev/null 2>&1; then
+        # Every thread of both ranks: the probe's main thread in pause(), PMIx's in epoll_wait.
+        expect_count err "^#0 .* in __libc_pause ()" 2
+        expect_count err "^#0 .* in epoll_wait " 2
+    else
+        expect_err "gdb is not installed (apt-get install gdb)"
+    fi
+    run --get-stack-traces -np 1 "$PROBE" ok
+    expect_rc 2; expect_err "give --timeout SECONDS too"
 }
 
 case_exports() {

@@ -195,7 +195,10 @@ for variant in "${envs[@]}"; do
                 pass=$((pass + 1))
             else
                 echo "FAIL $p np=$np ($label): $why"
-                tail -n 15 "$out" | sed 's/^/    /'
+                # A hang's report (weftrun --get-stack-traces) is long: keep all of it.
+                lines=15
+                { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && lines=600
+                tail -n "$lines" "$out" | sed 's/^/    /'
                 fail=$((fail + 1))
                 failed_list="$failed_list $p/np=$np/$label"
             fi

@@ -20,8 +20,9 @@ else
     echo "# btl/scif is not built here: self+tcp only"
 fi
 # shellcheck disable=SC2086
-bash "$srcdir/run-suite.sh" --launcher "$builddir/weftrun --oversubscribe" --bindir "$builddir/tests/mpi" \
-    --np-list '1 2 3 4' --timeout 120 $variants || exit 1
+# weftrun's own timeout comes first, so a hang shows where every rank was.
+bash "$srcdir/run-suite.sh" --launcher "$builddir/weftrun --oversubscribe --timeout 100 --get-stack-traces" \
+    --bindir "$builddir/tests/mpi" --np-list '1 2 3 4' --timeout 120 $variants || exit 1
 # The same programs under Open MPI's launcher (weft is a plain PMIx client).
 if command -v mpirun.openmpi >/dev/null 2>&1; then
     launcher="mpirun.openmpi --oversubscribe --mca btl self --mca pml ob1"   # as tests/runtime/jobs.sh

@@ -69,6 +69,8 @@ private:
     bool killed_ = false;
     int exit_code_ = 0;
     std::optional<Clock::time_point> deadline_;   // --timeout
+    unsigned fences_done_ = 0;                    // told on --timeout
+    static constexpr int kStackTraceLimitS = 20;  // gdb's time per rank
     Clock::time_point kill_at_;
     Clock::time_point give_up_at_;
     static constexpr std::chrono::milliseconds kGrace{1000};

@@ -13,6 +13,7 @@
 #include "weftrun/launcher.hpp"
 #include "rte/abort_note.hpp"
 #include "weftrun/pmix_glue.hpp"
+#include "weftrun/stack_traces.hpp"
 
 namespace weftrun {
 
@@ -95,6 +96,8 @@ void Launcher::loop()
             int l = live_count();
             say("the job ran longer than --timeout " + std::to_string(opts_.timeout_s) + " s; killing " +
                 std::to_string(l) + (l == 1 ? " rank" : " ranks"));
+            describe_live_ranks(ranks_, fences_done_, say);
+            if (opts_.stack_traces) print_stack_traces(ranks_, kStackTraceLimitS, say);
             exit_code_ = 124;
             start_termination(SIGTERM);
         }
@@ -190,6 +193,7 @@ void Launcher::handle_events()
             break;
         case Event::Kind::Fence:
             PmixServer::complete_fence(e);
+            ++fences_done_;
             break;
         case Event::Kind::Abort:
             // Unblock the client first, then end the job like MPI_Abort,

@@ -14,6 +14,7 @@ weftrun_SOURCES = \
 	tools/weftrun/output.hpp tools/weftrun/output.cc \
 	tools/weftrun/signals.hpp tools/weftrun/signals.cc \
 	tools/weftrun/judge.hpp tools/weftrun/judge.cc \
+	tools/weftrun/stack_traces.hpp tools/weftrun/stack_traces.cc \
 	tools/weftrun/launcher.hpp tools/weftrun/launcher.cc \
 	tools/weftrun/launcher_loop.cc
 weftrun_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tools $(HWLOC_CFLAGS) $(PMIX_CFLAGS)

@@ -57,7 +57,10 @@ std::string usage()
         "                          slots (one slot per core) (default: core)\n"
         "  --report-bindings       print each rank's binding on stderr\n"
         "  --oversubscribe         allow more ranks than cores\n"
-        "  --timeout SECONDS       kill the job after SECONDS and exit 124\n"
+        "  --timeout SECONDS       kill the job after SECONDS and exit 124; first say\n"
+        "                          which ranks still run and in what PMIx state\n"
+        "  --get-stack-traces      with --timeout: before the kill, print the stack of\n"
+        "                          every thread of each rank still running (gdb)\n"
         "  --report[=text|json[:FILE]]\n"
         "                          at the end of the job, rank 0 prints what went where:\n"
         "                          transports and bytes per peer class, the slowest pair,\n"
@@ -90,7 +93,7 @@ namespace {
 // Every option name we accept, for the did-you-mean hint.
 const char *const known_names[] = {
     "np", "n", "mca", "x", "tag-output", "bind-to", "map-by", "report-bindings",
-    "oversubscribe", "timeout", "help", "h", "version", "V", "host", "hostfile", "report",
+    "oversubscribe", "timeout", "get-stack-traces", "help", "h", "version", "V", "host", "hostfile", "report",
 };
 
 size_t edit_distance(const std::string &a, const std::string &b)
@@ -269,6 +272,8 @@ weft::Result<Options> parse_options(int argc, char **argv)
             auto t = parse_int(v, 1, 365 * 24 * 3600);
             if (!t) return usage_error(typed + ": the timeout must be a positive whole number of seconds");
             o.timeout_s = *t;
+        } else if (name == "get-stack-traces") {
+            o.stack_traces = true;
         } else if (name == "H" || name == "host" || name == "hosts" || name == "hostfile" ||
                    name == "machinefile" || name == "default-hostfile") {
             if (!value_of(arg, inline_val, v)) return need("host names or a file");
@@ -289,6 +294,9 @@ weft::Result<Options> parse_options(int argc, char **argv)
     if (mca_ended_options && i > 0 && std::string(argv[i - 1]) != "--")
         o.mca_value_before_program = o.mca.size() - 1;
     for (; i < argc; ++i) o.argv.emplace_back(argv[i]);
+    if (o.stack_traces && o.timeout_s == 0)
+        return usage_error("--get-stack-traces takes the stacks when --timeout ends the job; "
+                           "give --timeout SECONDS too");
     if (multi_host)
         return multi_host_error(multi_host->typed, multi_host->hosts, multi_host->file, o);
     if (o.argv.empty()) {

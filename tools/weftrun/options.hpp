@@ -34,6 +34,7 @@ struct Options {
     std::string report;
     bool oversubscribe = false;
     int timeout_s = 0;                 // 0: none
+    bool stack_traces = false;         // --get-stack-traces: gdb on the ranks at --timeout
     bool help = false;
     bool version = false;
     std::vector<std::string> argv;     // program and its arguments
