@@ -29,8 +29,9 @@ std::vector<params::Definition> param_definitions()
     std::vector<params::Definition> out;
     out.push_back(def("eager_limit", params::Type::Size, "0", WEFT_LEVEL_TUNER_BASIC,
                       "Largest message sent eagerly (in one active message, copied on arrival); larger "
-                      "ones use the rendezvous protocol. 0 takes each transport's own eager limit; "
-                      "a value caps it."));
+                      "ones use the rendezvous protocol. 0 takes each transport's own eager limit, which a "
+                      "transport may lower per connection (weftrun --report shows each peer's); a value "
+                      "caps the transport's and replaces a connection's own."));
     out.push_back(def("eager_window", params::Type::Size, "4M", WEFT_LEVEL_TUNER_DETAIL,
                       "Eager bytes a process may have sent to one peer and not yet seen consumed; "
                       "past it messages go by rendezvous until the peer returns credit. Bounds the "

@@ -51,6 +51,21 @@ PeerTraffic &Peers::slot(uint32_t rank)
     return *slot;
 }
 
+// The user's engine_base_eager_limit caps the module's limit and overrides
+// what the module chose for this one connection; left at 0, a connection's
+// own limit (a module that measured a faster protocol for it) comes before
+// the module's. Neither may exceed the module's caps: its sends are sized for
+// that.
+size_t eager_limit_for(const weft_btl_endpoint_t *ep, size_t user_cap)
+{
+    const size_t module_limit = ep->module->caps.eager_limit;
+    if (user_cap)
+        return std::min(module_limit, user_cap);
+    if (WEFT_HAS_MEMBER(ep, weft_btl_endpoint_t, eager_limit) && ep->eager_limit)
+        return std::min(module_limit, ep->eager_limit);
+    return module_limit;
+}
+
 bool Peers::connect_now(PeerTraffic &ps)
 {
     if (!ps.started)
@@ -61,11 +76,12 @@ bool Peers::connect_now(PeerTraffic &ps)
     ps.ep = eps.front();
     ps.rail_bytes.assign(eps.size(), 0);
     const weft_btl_caps_t &caps = ps.ep->module->caps;
-    ps.eager_limit = eager_limit_cap_ ? std::min(caps.eager_limit, eager_limit_cap_) : caps.eager_limit;
+    ps.eager_limit = eager_limit_for(ps.ep, eager_limit_cap_);
     // An eager frame must fit one send with its header.
     if (caps.max_send > sizeof(wire::Put))
         ps.eager_limit = std::min(ps.eager_limit, caps.max_send - sizeof(wire::Put));
     ps.inline_max = (WEFT_BTL_HAS_OP(ps.ep->module, sendi) && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
+    ps.counters->eager_limit = ps.eager_limit;
     return true;
 }
 

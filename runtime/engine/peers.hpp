@@ -25,6 +25,11 @@
 
 namespace weft::engine {
 
+// The eager limit toward a peer reached through ep: the module's, the
+// connection's own (weft_btl_endpoint_t.eager_limit) or the user's
+// engine_base_eager_limit (user_cap, 0 when unset). See peers.cc.
+size_t eager_limit_for(const weft_btl_endpoint_t *ep, size_t user_cap);
+
 class Peers {
 public:
     Peers(Host &host, log::Logger &log, const Config &config, CounterPage &counters);

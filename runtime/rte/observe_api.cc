@@ -93,6 +93,8 @@ constexpr CounterRow kCounters[] = {
     PEER("connect_ns", connect_ns, "its last connection's time from first use to connected", "ns",
          WEFT_COUNTER_LEVEL),
     PEER("failures", failures, "times its connection failed", "events", WEFT_COUNTER_COUNT),
+    PEER("eager_limit", eager_limit, "largest message sent to it eagerly (0: not connected yet)", "bytes",
+         WEFT_COUNTER_LEVEL),
     MODULE(connects, "endpoints the module connected (either side began)", "events"),
     MODULE(failures, "endpoints of the module that failed", "events"),
     MODULE(again, "AGAIN answers of the module (ring, socket or queue full)", "events"),

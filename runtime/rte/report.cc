@@ -54,6 +54,24 @@ std::string fmt(const char *f, auto... args)
 struct Carried {
     uint64_t msgs = 0, bytes = 0;
     uint64_t proto_bytes[WEFT_PROTO_COUNT] = {};
+    // The eager limits its peers got (a module may choose one per
+    // connection): the least and the most, 0 when none was recorded.
+    uint64_t eager_min = 0, eager_max = 0;
+    void add_eager_limit(uint64_t limit)
+    {
+        if (limit == 0)
+            return;
+        eager_min = eager_min ? std::min(eager_min, limit) : limit;
+        eager_max = std::max(eager_max, limit);
+    }
+    std::string eager_limits() const
+    {
+        if (eager_max == 0)
+            return "unknown";
+        if (eager_min == eager_max)
+            return std::to_string(eager_max) + " B";
+        return std::to_string(eager_min) + "-" + std::to_string(eager_max) + " B";
+    }
 };
 
 // One fallback, retry or failure: who, what, how often, why.
@@ -99,6 +117,7 @@ std::string render_report(std::span<const CounterView> pages, double seconds, bo
                 k.bytes += sent;
                 for (int x = 0; x < WEFT_PROTO_COUNT; ++x)
                     k.proto_bytes[x] += CounterView::load(c.sent.bytes[x]);
+                k.add_eager_limit(CounterView::load(c.eager_limit));
             }
             // Measured where the data lands: from the match to the last byte.
             const uint64_t rndv = CounterView::load(c.recv.bytes[WEFT_PROTO_RNDV_RDMA]) +
@@ -141,9 +160,11 @@ std::string render_report(std::span<const CounterView> pages, double seconds, bo
         bool first = true;
         for (const auto &[key, k] : carried) {
             out += fmt("%s{\"class\":%s,\"module\":%s,\"messages\":%llu,\"bytes\":%llu,\"eager_bytes\":%llu,"
-                       "\"rndv_rdma_bytes\":%llu,\"rndv_chunks_bytes\":%llu}",
+                       "\"rndv_rdma_bytes\":%llu,\"rndv_chunks_bytes\":%llu,\"eager_limit_min\":%llu,"
+                       "\"eager_limit_max\":%llu}",
                        first ? "" : ",", json_string(key.first).c_str(), json_string(key.second).c_str(), U(k.msgs),
-                       U(k.bytes), U(k.proto_bytes[0]), U(k.proto_bytes[1]), U(k.proto_bytes[2]));
+                       U(k.bytes), U(k.proto_bytes[0]), U(k.proto_bytes[1]), U(k.proto_bytes[2]), U(k.eager_min),
+                       U(k.eager_max));
             first = false;
         }
         out += "],\"slowest_pair\":";
@@ -165,9 +186,10 @@ std::string render_report(std::span<const CounterView> pages, double seconds, bo
     if (carried.empty())
         out += "    nothing\n";
     for (const auto &[key, k] : carried)
-        out += fmt("    %-11s %-14s %12llu B in %8llu msgs (eager %llu B, rendezvous RDMA %llu B, chunks %llu B)\n",
+        out += fmt("    %-11s %-14s %12llu B in %8llu msgs (eager %llu B, rendezvous RDMA %llu B, chunks %llu B), "
+                   "eager limit %s\n",
                    key.first.c_str(), key.second.c_str(), U(k.bytes), U(k.msgs), U(k.proto_bytes[0]),
-                   U(k.proto_bytes[1]), U(k.proto_bytes[2]));
+                   U(k.proto_bytes[1]), U(k.proto_bytes[2]), k.eager_limits().c_str());
     if (slowest.found)
         out += fmt("  slowest pair by measured bandwidth: rank %u -> rank %u, %.1f MB/s (%llu rendezvous "
                    "transfers, %llu B)\n",

@@ -9,9 +9,11 @@
  * - its module ends after upcalls.accepted (WEFT_BTL_MODULE_MIN_SIZE): it
  *   predates place/placed, and the memory after that is its own, filled
  *   with OLDABI_CANARY, which the runtime's copy of the upcalls must leave
- *   alone.
+ *   alone;
+ * - its endpoints end after runtime_ctx: they predate eager_limit.
  * It has no card, no sendi and no wait_fd (optional ops left NULL).
  * Written in C: the ABI promises that a plain C component loads. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,7 +231,10 @@ static int c_start_connect(weft_btl_module_t *module, const weft_btl_peer_t *pee
     oldabi_endpoint_t *e = calloc(1, sizeof *e);
     if (!e)
         return WEFT_ERR_NO_MEMORY;
-    e->ep.size = sizeof e->ep;
+    /* 1.0's endpoint ends after runtime_ctx (no eager_limit); the bytes
+     * there hold the canary, which the runtime must not take for a limit. */
+    e->ep.size = offsetof(weft_btl_endpoint_t, eager_limit);
+    memset(&e->ep.eager_limit, OLDABI_CANARY, sizeof e->ep.eager_limit);
     e->ep.module = module;
     e->ep.peer_rank = peer->rank;
     e->ep.state = WEFT_BTL_EP_CONNECTING;

@@ -130,6 +130,10 @@ public:
         return now.size();
     }
     size_t gets_in_flight() const { return gets_.size(); }
+    // The fake module and its one endpoint, for tests that change their
+    // caps or the endpoint's own eager limit before the first send.
+    weft_btl_module_t &module() { return module_; }
+    weft_btl_endpoint_t &endpoint() { return ep_; }
 
     FakeHost *other = nullptr;
     bool reachable = true;

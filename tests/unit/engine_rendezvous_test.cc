@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "engine_fake_host.hpp"
@@ -301,6 +303,138 @@ TEST_F(Rendezvous, ReadTheModuleCannotStartYetIsRetriedFromProgress)
     ASSERT_TRUE(r->done);
     EXPECT_EQ(r->status.error, WEFT_SUCCESS);
     EXPECT_EQ(in, out);
+}
+
+// A connection's own eager limit (weft_btl_endpoint_t.eager_limit: a module
+// that found the rendezvous faster on that connection, as btl/scif with
+// single copy, sets it below its caps'): the engine takes it unless the user
+// set engine_base_eager_limit, and only when the module's endpoint is large
+// enough to have it.
+class EndpointEagerLimit : public ::testing::Test {
+protected:
+    static constexpr size_t kModuleLimit = 64 * 1024, kEndpointLimit = 8 * 1024, kMid = 16 * 1024;
+
+    // Two engines over fake modules with a 64 KiB eager limit, sends up to
+    // 256 KiB, and endpoints that say limit (in a struct of endpoint_size
+    // bytes); user_cap is engine_base_eager_limit. With rdma, both modules
+    // offer reads (rank 1's engine, initialized last, gets the completions,
+    // so only rank 1 reads).
+    void make(size_t limit, size_t user_cap = 0, bool rdma = false,
+              size_t endpoint_size = sizeof(weft_btl_endpoint_t))
+    {
+        host0.other = &host1;
+        host1.other = &host0;
+        for (weft::test::FakeHost *h : {&host0, &host1}) {
+            h->module().caps.eager_limit = kModuleLimit;
+            h->module().caps.max_send = 256 * 1024;
+            h->endpoint().size = endpoint_size;
+            h->endpoint().eager_limit = limit;
+            if (rdma)
+                h->enable_get();
+        }
+        for (uint32_t rank : {0u, 1u}) {
+            weft::engine::Config c = weft::test::config_of(rank);
+            c.eager_limit_cap = user_cap;
+            (rank ? e1 : e0) = std::make_unique<weft::engine::Engine>(rank ? host1 : host0, c);
+            ASSERT_TRUE((rank ? e1 : e0)->init().ok());
+        }
+    }
+    // Sends len bytes from rank `from` to the other rank; true once both
+    // ends completed with the bytes intact (reads finished as they come).
+    bool transfer(uint32_t from, size_t len)
+    {
+        weft::engine::Engine &src = from ? *e1 : *e0, &dst = from ? *e0 : *e1;
+        const std::vector<unsigned char> out = bytes_of_len(len);
+        std::vector<unsigned char> in(len, 0);
+        weft_request_t rh{}, sh{};
+        if (!dst.irecv(in.data(), in.size(), from, 5, 0, &rh).ok() ||
+            !src.isend(out.data(), out.size(), 1 - from, 5, 0, 0, &sh).ok())
+            return false;
+        Request *r = dst.request(rh), *s = src.request(sh);
+        for (int pass = 0; pass < 100000 && !(r->done && s->done); ++pass) {
+            host0.progress().progress();
+            host1.progress().progress();
+            host1.finish_gets(WEFT_SUCCESS);
+        }
+        return r->done && s->done && r->status.error == WEFT_SUCCESS && s->status.error == WEFT_SUCCESS &&
+               r->status.count == len && in == out;
+    }
+    static std::vector<unsigned char> bytes_of_len(size_t n)
+    {
+        std::vector<unsigned char> v(n);
+        for (size_t i = 0; i < n; ++i)
+            v[i] = static_cast<unsigned char>(i * 13 + 1);
+        return v;
+    }
+    uint64_t sent(uint32_t from, int proto)
+    {
+        return (from ? e1 : e0)->counters().peer(1 - from).sent.msgs[proto];
+    }
+    uint64_t limit_of(uint32_t from) { return (from ? e1 : e0)->counters().peer(1 - from).eager_limit; }
+
+    weft::test::FakeHost host0{0}, host1{1};
+    std::unique_ptr<weft::engine::Engine> e0, e1;
+};
+
+TEST_F(EndpointEagerLimit, BelowTheModulesSendsAMidSizeMessageByRendezvous)
+{
+    make(kEndpointLimit, 0, true);
+    ASSERT_TRUE(transfer(0, kMid));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 0u);
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 1u) << "read by rank 1";
+    EXPECT_EQ(host1.gets_issued, 1u);
+    EXPECT_EQ(limit_of(0), kEndpointLimit) << "the counters say which limit the peer got";
+    ASSERT_TRUE(transfer(0, kEndpointLimit));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 1u) << "at the limit: eager";
+}
+
+TEST_F(EndpointEagerLimit, MidSizeMessagesArriveIntactBothWays)
+{
+    make(kEndpointLimit, 0, true);
+    // Rank 0's reads are refused (the fake's completions reach rank 1's
+    // engine only), so what rank 1 sends goes by chunks after the refusal.
+    host0.get_answer = WEFT_ERR_NOT_SUPPORTED;
+    for (size_t len : {kMid, 2 * kMid, 4 * kMid, 4 * kMid + 1}) {
+        EXPECT_TRUE(transfer(0, len)) << len << " bytes, rank 0 to 1";
+        EXPECT_TRUE(transfer(1, len)) << len << " bytes, rank 1 to 0";
+    }
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 4u) << "rank 1 reads what rank 0 sends";
+    EXPECT_EQ(sent(1, WEFT_PROTO_EAGER) + sent(1, WEFT_PROTO_RNDV_RDMA), 0u);
+    EXPECT_EQ(sent(1, WEFT_PROTO_RNDV_CHUNKS), 4u);
+}
+
+TEST_F(EndpointEagerLimit, ZeroTakesTheModules)
+{
+    make(0, 0, true);
+    ASSERT_TRUE(transfer(0, kMid));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 1u);
+    EXPECT_EQ(limit_of(0), kModuleLimit);
+}
+
+TEST_F(EndpointEagerLimit, NeverAboveTheModules)
+{
+    make(2 * kModuleLimit, 0, true);
+    EXPECT_TRUE(transfer(0, kModuleLimit + 1));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 0u);
+    EXPECT_EQ(limit_of(0), kModuleLimit);
+}
+
+TEST_F(EndpointEagerLimit, TheUsersEngineLimitWins)
+{
+    make(kEndpointLimit, 32 * 1024, true);
+    ASSERT_TRUE(transfer(0, kMid));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 1u) << "engine_base_eager_limit 32k, not the connection's 8k";
+    EXPECT_EQ(limit_of(0), 32u * 1024);
+}
+
+// A module built against the 1.0 header has no eager_limit in its
+// endpoint: whatever lies there is not read.
+TEST_F(EndpointEagerLimit, IgnoredInAnEndpointOfTheFirstAbi)
+{
+    make(kEndpointLimit, 0, true, offsetof(weft_btl_endpoint_t, eager_limit));
+    ASSERT_TRUE(transfer(0, kMid));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 1u);
+    EXPECT_EQ(limit_of(0), kModuleLimit);
 }
 
 } // namespace

@@ -167,11 +167,13 @@ int ScifModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len
     return 1;
 }
 
-// Mid-size messages move fastest through the rings (two in-cache copies,
-// no system call; process_vm_readv only wins from about 64 KiB), so rings
-// are as large as a shared-memory budget per process allows: 2 MiB (eager
-// 64 KiB) up to 16 local peers, halving as peers grow, 64 KiB (eager 4 KiB)
-// at least. Each connected peer costs two rings (one per direction).
+// Rings are as large as a shared-memory budget per process allows: 2 MiB
+// (eager 64 KiB) up to 16 local peers, halving as peers grow, 64 KiB (eager
+// 4 KiB) at least. Each connected peer costs two rings (one per direction).
+// That ring-sized eager limit is for connections without single copy, where
+// the rendezvous data would cross the ring in chunks; toward a peer
+// process_vm_readv reaches, the rendezvous wins from single_copy_eager up
+// (choose_eager_limit, per endpoint; docs/transports.md has the numbers).
 void ScifModule::size_for_job()
 {
     if (sized_ || !c_.process)

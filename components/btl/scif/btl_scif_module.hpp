@@ -65,6 +65,10 @@ struct ScifConfig {
     // Parameters left at 0: sized for the job once its local size is known
     // (see ScifModule::size_for_job); the values above until then.
     bool auto_ring = false, auto_eager = false;
+    // The auto eager limit of a connection whose peer process_vm_readv
+    // reaches: from there up the rendezvous (one copy by the receiver) beats
+    // two copies through the ring (measured: docs/transports.md).
+    size_t single_copy_eager = 8 * 1024;
     size_t max_ring_size = 0;        // largest ring accepted; 0: ring_size
     double handshake_timeout = 10;   // seconds to the hello
     size_t max_pending = 64;         // unauthenticated connections at once
@@ -199,6 +203,9 @@ private:
     bool handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len);
     void handle_reply(ScifEndpoint &ep, uint8_t answer);
     void connected(ScifEndpoint &ep, int *events, bool announce);
+    // Sets ep's own eager limit (weft_btl_endpoint_t.eager_limit) from how
+    // large data reaches its peer; before the runtime learns of it connected.
+    void choose_eager_limit(ScifEndpoint &ep) const;
     ScifEndpoint *find_peer(uint32_t rank, const ScifEndpoint *except);
     uint32_t my_rank() const;
     void finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status, const char *reason);

@@ -32,11 +32,13 @@
  * wrappers know which ops are optional and how to tell that one is absent.
  *
  * Growth rules (component ABI 1.0; every member declared below is part of
- * 1.0 except the ops appended after modex_ready: attach_counters):
+ * 1.0 except the ops appended after modex_ready: attach_counters, and
+ * weft_btl_endpoint_t's eager_limit):
  * - Every struct begins with its size, set by whoever fills it in
  *   (weft_btl_module_t and its ops table: the component; weft_btl_process_t,
  *   weft_btl_peer_t and weft_btl_upcalls_t: the runtime; weft_btl_caps_t,
- *   weft_btl_reg_t, weft_btl_placement_t: the component).
+ *   weft_btl_reg_t, weft_btl_placement_t, weft_btl_endpoint_t: the
+ *   component).
  * - New members are appended at the end, never inserted, reordered or
  *   removed; a member appended after 1.0 is optional, and its readers check
  *   WEFT_HAS_MEMBER (for ops: WEFT_BTL_HAS_OP, the wrappers) before use. A
@@ -145,12 +147,26 @@ typedef enum weft_btl_ep_state {
     WEFT_BTL_EP_CLOSED = 3      /* orderly disconnect by either side */
 } weft_btl_ep_state_t;
 
+/* An endpoint: the module allocates it and sets size to sizeof
+ * weft_btl_endpoint_t as its btl.h declares it; members appended after 1.0
+ * (eager_limit) are read by the runtime only when WEFT_HAS_MEMBER says the
+ * module's struct has them. */
 typedef struct weft_btl_endpoint {
     size_t size;
     struct weft_btl_module *module;
     uint32_t peer_rank;
     weft_btl_ep_state_t state;  /* written by the module */
     void *runtime_ctx;          /* the runtime's, untouched by the module */
+
+    /* Appended after 1.0 (optional). The largest message the runtime should
+     * send eagerly on this connection, when it differs from the module's
+     * caps.eager_limit: a module that learns per connection which protocol
+     * is faster (btl/scif: whether the kernel lets it copy straight from the
+     * peer) sets it before it reports the endpoint CONNECTED (or, for an
+     * accepted endpoint, before the accepted upcall). 0: caps.eager_limit.
+     * The runtime takes the smaller of this and caps.eager_limit, and
+     * ignores it when the user set engine_base_eager_limit. */
+    size_t eager_limit;
 } weft_btl_endpoint_t;
 
 /* Registered memory: an opaque handle plus a key the peer needs. */

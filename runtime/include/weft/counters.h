@@ -115,6 +115,8 @@ typedef struct weft_peer_counters {
     uint32_t reserved;
     uint64_t rail_bytes[WEFT_COUNTERS_RAILS];  /* striped rendezvous data per endpoint */
     char failure[128];         /* why it failed, when it did */
+    uint64_t eager_limit;      /* largest message sent to it eagerly (the runtime, once connected;
+                                  0: not yet) */
 } weft_peer_counters_t;
 
 /* One btl module: its name and the counters the module itself keeps

@@ -166,6 +166,7 @@ TEST_F(BtlAbiTest, MessagesGoThroughTheOldModule)
     ASSERT_EQ(layer_.modules().front().component->start_connect(m, &peer, &ep), WEFT_SUCCESS);
     ASSERT_TRUE(progress_until(m, [&] { return !seen_.states.empty(); }));
     EXPECT_EQ(seen_.states.front(), WEFT_BTL_EP_CONNECTED);
+    EXPECT_FALSE(WEFT_HAS_MEMBER(ep, weft_btl_endpoint_t, eager_limit)) << "a 1.0 endpoint";
 
     char hello[] = "hello";
     iovec iov{hello, 5};

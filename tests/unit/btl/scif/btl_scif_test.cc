@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include <cstring>
 #include <string>
@@ -371,6 +372,77 @@ TEST_F(BtlScif, KilledPeerFailsTheEndpoint)
     });
     // The child died by design: only the parent's verdict counts.
     EXPECT_EQ(r.find("parent:"), std::string::npos) << r;
+}
+
+// The eager limit each side's endpoint reports (weft_btl_endpoint_t's
+// eager_limit; 0: the module's caps) once a message crossed, checked on the
+// connecting side and on the accepting one; "" or what differs.
+std::string endpoint_eager_limits(BtlHarness &harness, size_t want)
+{
+    return run_two_process(harness, [want](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        weft_btl_endpoint_t *ep = nullptr;
+        if (auto err = connect_from_parent(ctx, &ep); !err.empty())
+            return err;
+        if (h.module()->caps.eager_limit <= 8192)
+            return "the module's eager limit " + std::to_string(h.module()->caps.eager_limit) +
+                   " leaves nothing to lower";
+        auto check = [want](const weft_btl_endpoint_t *e, const char *side) -> std::string {
+            if (!WEFT_HAS_MEMBER(e, weft_btl_endpoint_t, eager_limit))
+                return std::string(side) + ": the endpoint has no eager_limit";
+            if (e->eager_limit != want)
+                return std::string(side) + ": eager_limit " + std::to_string(e->eager_limit) + ", not " +
+                       std::to_string(want);
+            return "";
+        };
+        if (ctx.side == Side::parent) {
+            if (auto err = check(ep, "connector"); !err.empty())
+                return err;
+            if (int rc = send_bytes(h, ep, 7, pattern(16, 1)); rc)
+                return "send: " + std::string(weft_status_string(rc));
+            if (!h.progress_until([&] { return !h.deliveries.empty(); }))
+                return "no verdict: " + h.failure();
+            return "";
+        }
+        if (!h.progress_until([&] { return !h.deliveries.empty(); }))
+            return "nothing arrived: " + h.failure();
+        if (auto err = check(h.deliveries[0].ep, "acceptor"); !err.empty())
+            return err;
+        return send_bytes(h, h.deliveries[0].ep, 1, pattern(3, 3)) ? "verdict failed" : "";
+    });
+}
+
+// Where the peer lets process_vm_readv in, a 16-64 KiB message is faster
+// by rendezvous (one copy) than eager through the ring (two): both sides'
+// endpoints ask for the lower limit.
+TEST_F(BtlScif, SingleCopyConnectionsAskForTheLowerEagerLimit)
+{
+    std::string r = endpoint_eager_limits(h_, 8192);
+    EXPECT_TRUE(r.empty()) << r;
+}
+
+// Refused single copy is known only per connection (here forced off by
+// WEFT_SCIF_SINGLE_COPY=0 while the module's self-test still offers
+// put/get): a rendezvous would cross the ring in chunks, so the endpoint
+// keeps the module's ring-sized limit.
+TEST_F(BtlScif, ConnectionsWithoutSingleCopyKeepTheRingLimit)
+{
+    ASSERT_EQ(::setenv("WEFT_SCIF_SINGLE_COPY", "0", 1), 0);
+    std::string r = endpoint_eager_limits(h_, 0);
+    ::unsetenv("WEFT_SCIF_SINGLE_COPY");
+    EXPECT_TRUE(r.empty()) << r;
+}
+
+// btl_scif_eager_limit set by the user is the limit of every connection.
+TEST(BtlScifUserEagerLimit, WinsOverTheSingleCopyLimit)
+{
+    BtlHarness h;
+    auto loaded = h.load({"scif", PeerMode::other_process, {"WEFT_MCA_btl_scif_eager_limit=32768"}});
+    if (loaded.skip)
+        GTEST_SKIP() << loaded.message;
+    ASSERT_TRUE(loaded.ok) << loaded.message;
+    std::string r = endpoint_eager_limits(h, 0);
+    EXPECT_TRUE(r.empty()) << r;
 }
 
 } // namespace
