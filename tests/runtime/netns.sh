@@ -124,13 +124,17 @@ fi
 # one way), so weft_bench with no arguments ran for hours, and whoever
 # killed it saw rank 1 report the reset of the killed rank 0's connection.
 # Ping-pong and stream of an eager and a rendezvous size within a bound that
-# spinning ranks need several times over (lat 0 alone took 90-150 s).
+# spinning ranks need several times over (lat 0 alone took 90-150 s). 2000
+# round trips per row (1000 at 64 KiB): at 4-7 ms per message the three
+# ping-pongs alone take 40-70 s, while ranks that hand the core over finish in seconds even when
+# other jobs load the machine (at load 8 lat 8 took 2.3 ms one way, and the
+# full 10000 round trips ran past the bound).
 bench=$builddir/tests/bench/weft_bench
 if [ -x "$bench" ]; then
     LSAN_OPTIONS=${LSAN_OPTIONS:-} TSAN_OPTIONS=${TSAN_OPTIONS:-} \
     "$netns/in-host" h1 timeout -k 5 60 mpirun.openmpi --allow-run-as-root --report-bindings \
         --hostfile "$netns/hostfile" --mca plm_rsh_agent "$netns/rsh-agent" -np 2 --map-by node \
-        -x LSAN_OPTIONS -x TSAN_OPTIONS -x WEFT_MCA_btl=self,tcp "$bench" both 0,8,65536 \
+        -x LSAN_OPTIONS -x TSAN_OPTIONS -x WEFT_MCA_btl=self,tcp -x WEFT_BENCH_ITERS=2000 "$bench" both 0,8,65536 \
         >"$root/out" 2>"$root/err"
     rc=$?
     if [ $rc -eq 0 ]; then pass "ranks sharing core 0: benchmark exits 0"; else
