@@ -681,3 +681,89 @@ TEST(EngineRequest, ResetRestoresEveryInitialValue)
     // until it is added to reset() and to this test.
     EXPECT_EQ(sizeof(weft::engine::Request), 104u);
 }
+
+namespace {
+struct PoolItem {
+    uint64_t handle = 0;
+    int value = 0;
+};
+using ItemPool = weft::engine::Pool<PoolItem, 9>;
+} // namespace
+
+TEST(EnginePool, HandlesOfFreedSlotsAreRefusedAndReuseBumpsTheGeneration)
+{
+    ItemPool pool;
+    uint64_t h1 = 0, h2 = 0;
+    PoolItem *a = pool.alloc(&h1);
+    EXPECT_EQ(a->handle, h1);
+    EXPECT_EQ(pool.get(h1), a);
+    pool.free(a);
+    EXPECT_EQ(pool.get(h1), nullptr);
+    EXPECT_EQ(pool.live(), 0u);
+    PoolItem *b = pool.alloc(&h2);
+    EXPECT_EQ(b, a) << "the slot freed last is reused first";
+    EXPECT_NE(h2, h1);
+    EXPECT_EQ(h2 & 0xffffffffu, h1 & 0xffffffffu);
+    EXPECT_EQ(pool.get(h1), nullptr) << "a stale handle names the slot's new object";
+    EXPECT_EQ(pool.get(h2), b);
+    // Handles of another kind, without a slot or past the slots made.
+    EXPECT_EQ(pool.get(0), nullptr);
+    EXPECT_EQ(pool.get(h2 & ~(uint64_t{0xff} << 56)), nullptr);
+    EXPECT_EQ(pool.get(h2 & ~uint64_t{0xffffffffu}), nullptr);
+    EXPECT_EQ(pool.get(h2 + 1), nullptr);
+    EXPECT_EQ(pool.get(h2 | 0xffffffffu), nullptr);
+}
+
+TEST(EnginePool, FreeIgnoresWhatIsNotALiveObjectOfThePool)
+{
+    ItemPool pool;
+    uint64_t h = 0;
+    PoolItem *a = pool.alloc(&h);
+    PoolItem copy = *a;   // same handle, another address
+    PoolItem none;        // never allocated: handle 0
+    pool.free(&copy);
+    pool.free(&none);
+    pool.free(nullptr);
+    EXPECT_EQ(pool.get(h), a);
+    EXPECT_EQ(pool.live(), 1u);
+    pool.free(a);
+    pool.free(a);   // twice: the second is ignored, the free list stays sound
+    EXPECT_EQ(pool.live(), 0u);
+    uint64_t h1 = 0, h2 = 0;
+    PoolItem *x = pool.alloc(&h1);
+    PoolItem *y = pool.alloc(&h2);
+    EXPECT_NE(x, y) << "a slot freed twice would be handed out twice";
+    EXPECT_EQ(pool.get(h1), x);
+    EXPECT_EQ(pool.get(h2), y);
+}
+
+TEST(EnginePool, SlotsPastOneChunkAndForEachVisitOnlyLiveObjects)
+{
+    ItemPool pool;
+    std::vector<std::pair<uint64_t, PoolItem *>> items(600);
+    for (size_t i = 0; i < items.size(); ++i) {
+        items[i].second = pool.alloc(&items[i].first);
+        items[i].second->value = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < items.size(); i += 2)
+        pool.free(items[i].second);
+    EXPECT_EQ(pool.live(), 300u);
+    for (size_t i = 0; i < items.size(); ++i)
+        EXPECT_EQ(pool.get(items[i].first), i % 2 ? items[i].second : nullptr) << i;
+    size_t visited = 0;
+    pool.for_each([&](PoolItem *it) {
+        EXPECT_EQ(it->value % 2, 1);
+        ++visited;
+    });
+    EXPECT_EQ(visited, 300u);
+    // The 300 freed slots come back (newest first) before a new one is made.
+    std::vector<PoolItem *> again;
+    for (int i = 0; i < 300; ++i) {
+        uint64_t h;
+        again.push_back(pool.alloc(&h));
+        EXPECT_EQ(pool.get(h), again.back());
+    }
+    EXPECT_EQ(again.front(), items[598].second);
+    EXPECT_EQ(again.back(), items[0].second);
+    EXPECT_EQ(pool.live(), 600u);
+}
