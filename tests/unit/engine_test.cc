@@ -392,6 +392,48 @@ TEST_F(Engine, BadArgumentsAreErrorsWithMessages)
     EXPECT_EQ(weft_eq_alloc(0, nullptr, nullptr), WEFT_ERR_BAD_PARAM);
 }
 
+TEST_F(Engine, AStaleRequestHandleIsRefusedAfterItsSlotIsReused)
+{
+    // A completed send frees its slot; the next request takes that slot
+    // (last freed, first reused) under a new generation. The old handle
+    // must name nothing, not the new request.
+    int x = 1;
+    weft_request_t first;
+    ASSERT_EQ(weft_isend(&x, sizeof x, 0, 5, &first), WEFT_SUCCESS);
+    const weft_request_t stale = first;
+    ASSERT_EQ(weft_wait(&first, nullptr), WEFT_SUCCESS);
+    int y = 0;
+    weft_request_t second;
+    ASSERT_EQ(weft_irecv(&y, sizeof y, 0, 6, &second), WEFT_SUCCESS);   // nothing sent with tag 6 yet
+    EXPECT_EQ(reinterpret_cast<uint64_t>(second) & 0xffffffffu, reinterpret_cast<uint64_t>(stale) & 0xffffffffu)
+        << "the receive should reuse the send's slot";
+    EXPECT_NE(second, stale);
+    weft_request_t h = stale;
+    int done = 1;
+    EXPECT_EQ(weft_wait(&h, nullptr), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("weft_wait: not a request (stale"), std::string::npos);
+    EXPECT_EQ(weft_test(&h, &done, nullptr), WEFT_ERR_BAD_PARAM);
+    EXPECT_EQ(weft_cancel(&h), WEFT_ERR_BAD_PARAM);
+    EXPECT_EQ(weft_request_free(&h), WEFT_ERR_BAD_PARAM);
+    EXPECT_EQ(h, stale);
+    // weft_waitall names itself, and refuses the stale handle without
+    // touching the live one beside it.
+    weft_request_t both[2] = {stale, second};
+    EXPECT_EQ(weft_waitall(1, both, nullptr), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("weft_waitall: not a request (stale"), std::string::npos);
+    // The receive the slot now holds is untouched: still pending, then done.
+    ASSERT_EQ(weft_test(&second, &done, nullptr), WEFT_SUCCESS);
+    EXPECT_EQ(done, 0);
+    int z = 7;
+    ASSERT_EQ(weft_send(&z, sizeof z, 0, 6), WEFT_SUCCESS);
+    weft_msg_status_t st;
+    ASSERT_EQ(weft_wait(&second, &st), WEFT_SUCCESS);
+    EXPECT_EQ(y, 7);
+    EXPECT_EQ(st.tag, 6);
+    ASSERT_EQ(weft_recv(&y, sizeof y, 0, 5, nullptr), WEFT_SUCCESS);   // the first send's message
+    EXPECT_EQ(y, 1);
+}
+
 class EngineChunked : public Engine {
 protected:
     EngineChunked() { env_.push_back({"WEFT_MCA_engine_base_rndv_rdma", "false"}); }
