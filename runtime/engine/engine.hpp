@@ -95,10 +95,27 @@ public:
     Status get(weft_md_t md, uint32_t target, unsigned portal, uint64_t bits, size_t offset);
 
     // Tagged messages.
+    // isend and irecv return the status code, and *error gets the message
+    // when it is not success: the C API builds no Status on the fast path,
+    // as send() and recv() do not.
+    int isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, unsigned flags,
+              weft_request_t *req, Status *error);
+    int irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *req,
+              Status *error);
+    // The same, with the Status returned (the engine's own callers, tests).
     Status isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, unsigned flags,
-                 weft_request_t *req);
-    Status irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
-                 weft_request_t *req);
+                 weft_request_t *req)
+    {
+        Status error;
+        isend(buf, len, dest, tag, context, flags, req, &error);
+        return error;
+    }
+    Status irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *req)
+    {
+        Status error;
+        irecv(buf, len, source, tag, context, req, &error);
+        return error;
+    }
     // irecv's argument checks, with fn in the messages.
     Status check_recv(const char *fn, const void *buf, size_t len, uint32_t source, int32_t tag) const;
     // The same checks as one test, without building a Status.
@@ -137,8 +154,14 @@ public:
     // the status code; *error gets the message when it is not success.
     int recv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
              weft_msg_status_t *status, Status *error);
-    Request *request(weft_request_t r);
-    void free_request(Request *r);
+    // Inline, like the pool's get and free: every request's wait passes here.
+    Request *request(weft_request_t r) { return requests_.get(reinterpret_cast<uint64_t>(r)); }
+    void free_request(Request *r)
+    {
+        if (r->posted || r->md)
+            detach_request(r);
+        requests_.free(r);
+    }
     // What free_request does but return the slot: off the posted list, its
     // MD released (or left to finish its data).
     void detach_request(Request *r);
@@ -180,6 +203,10 @@ private:
     // The initiator (engine.cc). Starts (or continues) an op; false when
     // it must wait (queued).
     bool start_op(PeerTraffic &ps, Op *op);
+    // isend's argument checks and the peer's record (connecting it on the
+    // first send): null, with *error, when nothing can go to dest.
+    [[gnu::noinline]] PeerTraffic *isend_peer(const void *buf, size_t len, uint32_t dest, int32_t tag,
+                                              weft_request_t *out, Status *error);
     bool start_put(PeerTraffic &ps, Op *op);
     Status new_op(const char *fn, weft_md_t md, uint32_t target, unsigned portal, Op **op, PeerTraffic **ps);
     // The target side of a get: its Reply chunks.

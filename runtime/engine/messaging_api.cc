@@ -51,8 +51,15 @@ inline Engine *engine(const char *fn, int *rc)
 
 constexpr auto kForever = weft::rt::ProgressEngine::kForever;
 
+// finish's message for a request that failed (not truncated or canceled).
+[[gnu::noinline]] int request_failed(Engine *e, int error, bool is_recv, uint32_t peer)
+{
+    return api_fail(Status(error, std::string(is_recv ? "receive from" : "send to") + " rank " +
+                                      std::to_string(peer) + " failed: " + e->failure_of(peer, error)));
+}
+
 // Finishes a completed request: status out, request freed, handle cleared.
-int finish(Engine *e, weft::engine::Request *r, weft_request_t *req, weft_msg_status_t *status)
+inline int finish(Engine *e, weft::engine::Request *r, weft_request_t *req, weft_msg_status_t *status)
 {
     if (status)
         *status = r->status;
@@ -61,10 +68,27 @@ int finish(Engine *e, weft::engine::Request *r, weft_request_t *req, weft_msg_st
     const bool is_recv = r->is_recv;
     e->free_request(r);
     *req = WEFT_REQUEST_NULL;
-    if (error != WEFT_SUCCESS && error != WEFT_ERR_TRUNCATED && error != WEFT_ERR_CANCELED)
-        api_fail(Status(error, std::string(is_recv ? "receive from" : "send to") + " rank " +
-                                             std::to_string(peer) + " failed: " + e->failure_of(peer, error)));
+    if (error != WEFT_SUCCESS && error != WEFT_ERR_TRUNCATED && error != WEFT_ERR_CANCELED) [[unlikely]]
+        request_failed(e, error, is_recv, peer);
     return error;
+}
+
+// weft_wait's work on one request (weft_waitall calls it for each, with
+// the engine it looked up once): a null request is done at once, a handle
+// that names no request is an error, a pending one is waited for.
+inline int wait_one(Engine *e, const char *fn, weft_request_t *req, weft_msg_status_t *status)
+{
+    if (*req == WEFT_REQUEST_NULL) {
+        if (status)
+            *status = weft_msg_status_t{};
+        return WEFT_SUCCESS;
+    }
+    weft::engine::Request *r = e->request(*req);
+    if (!r) [[unlikely]]
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, std::string(fn) + ": not a request (stale or invalid)"));
+    if (!r->done)
+        e->progress_engine().wait_until([r] { return r->done; }, kForever);
+    return finish(e, r, req, status);
 }
 
 } // namespace
@@ -164,13 +188,17 @@ int weft_get(weft_md_t md, uint32_t target, unsigned portal, uint64_t match_bits
 int weft_isend(const void *buf, size_t len, uint32_t dest, int32_t tag, weft_request_t *req)
 {
     ENGINE_OR_RETURN("weft_isend");
-    return result(e->isend(buf, len, dest, tag, weft::engine::kTaggedContextUser, 0, req));
+    Status error;
+    const int rc = e->isend(buf, len, dest, tag, weft::engine::kTaggedContextUser, 0, req, &error);
+    return rc == WEFT_SUCCESS ? rc : api_fail(error);
 }
 
 int weft_irecv(void *buf, size_t len, uint32_t source, int32_t tag, weft_request_t *req)
 {
     ENGINE_OR_RETURN("weft_irecv");
-    return result(e->irecv(buf, len, source, tag, weft::engine::kTaggedContextUser, req));
+    Status error;
+    const int rc = e->irecv(buf, len, source, tag, weft::engine::kTaggedContextUser, req, &error);
+    return rc == WEFT_SUCCESS ? rc : api_fail(error);
 }
 
 int weft_send(const void *buf, size_t len, uint32_t dest, int32_t tag)
@@ -210,7 +238,9 @@ int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint
         return rc_;
     if (flags & ~WEFT_SEND_SYNC)
         return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_isend_ctx: unknown flags " + std::to_string(flags)));
-    return result(e->isend(buf, len, dest, tag, context, flags, req));
+    Status error;
+    const int rc = e->isend(buf, len, dest, tag, context, flags, req, &error);
+    return rc == WEFT_SUCCESS ? rc : api_fail(error);
 }
 
 int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
@@ -226,7 +256,9 @@ int weft_irecv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t
     ENGINE_OR_RETURN("weft_irecv_ctx");
     if (bad_context("weft_irecv_ctx", context, &rc_))
         return rc_;
-    return result(e->irecv(buf, len, source, tag, context, req));
+    Status error;
+    const int rc = e->irecv(buf, len, source, tag, context, req, &error);
+    return rc == WEFT_SUCCESS ? rc : api_fail(error);
 }
 
 int weft_recv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_msg_status_t *status)
@@ -255,17 +287,7 @@ int weft_wait(weft_request_t *req, weft_msg_status_t *status)
     ENGINE_OR_RETURN("weft_wait");
     if (!req)
         return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_wait: req is NULL"));
-    if (*req == WEFT_REQUEST_NULL) {
-        if (status)
-            *status = weft_msg_status_t{};
-        return WEFT_SUCCESS;
-    }
-    weft::engine::Request *r = e->request(*req);
-    if (!r)
-        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_wait: not a request (stale or invalid)"));
-    if (!r->done)
-        e->progress_engine().wait_until([r] { return r->done; }, kForever);
-    return finish(e, r, req, status);
+    return wait_one(e, "weft_wait", req, status);
 }
 
 int weft_test(weft_request_t *req, int *done, weft_msg_status_t *status)
@@ -296,7 +318,7 @@ int weft_waitall(int n, weft_request_t *reqs, weft_msg_status_t *statuses)
         return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_waitall: bad request array"));
     int first_error = WEFT_SUCCESS;
     for (int i = 0; i < n; ++i) {
-        int rc = weft_wait(&reqs[i], statuses ? &statuses[i] : nullptr);
+        int rc = wait_one(e, "weft_waitall", &reqs[i], statuses ? &statuses[i] : nullptr);
         if (rc != WEFT_SUCCESS && first_error == WEFT_SUCCESS)
             first_error = rc;
     }

@@ -392,6 +392,48 @@ TEST_F(Engine, BadArgumentsAreErrorsWithMessages)
     EXPECT_EQ(weft_eq_alloc(0, nullptr, nullptr), WEFT_ERR_BAD_PARAM);
 }
 
+TEST_F(Engine, AStaleRequestHandleIsRefusedAfterItsSlotIsReused)
+{
+    // A completed send frees its slot; the next request takes that slot
+    // (last freed, first reused) under a new generation. The old handle
+    // must name nothing, not the new request.
+    int x = 1;
+    weft_request_t first;
+    ASSERT_EQ(weft_isend(&x, sizeof x, 0, 5, &first), WEFT_SUCCESS);
+    const weft_request_t stale = first;
+    ASSERT_EQ(weft_wait(&first, nullptr), WEFT_SUCCESS);
+    int y = 0;
+    weft_request_t second;
+    ASSERT_EQ(weft_irecv(&y, sizeof y, 0, 6, &second), WEFT_SUCCESS);   // nothing sent with tag 6 yet
+    EXPECT_EQ(reinterpret_cast<uint64_t>(second) & 0xffffffffu, reinterpret_cast<uint64_t>(stale) & 0xffffffffu)
+        << "the receive should reuse the send's slot";
+    EXPECT_NE(second, stale);
+    weft_request_t h = stale;
+    int done = 1;
+    EXPECT_EQ(weft_wait(&h, nullptr), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("weft_wait: not a request (stale"), std::string::npos);
+    EXPECT_EQ(weft_test(&h, &done, nullptr), WEFT_ERR_BAD_PARAM);
+    EXPECT_EQ(weft_cancel(&h), WEFT_ERR_BAD_PARAM);
+    EXPECT_EQ(weft_request_free(&h), WEFT_ERR_BAD_PARAM);
+    EXPECT_EQ(h, stale);
+    // weft_waitall names itself, and refuses the stale handle without
+    // touching the live one beside it.
+    weft_request_t both[2] = {stale, second};
+    EXPECT_EQ(weft_waitall(1, both, nullptr), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("weft_waitall: not a request (stale"), std::string::npos);
+    // The receive the slot now holds is untouched: still pending, then done.
+    ASSERT_EQ(weft_test(&second, &done, nullptr), WEFT_SUCCESS);
+    EXPECT_EQ(done, 0);
+    int z = 7;
+    ASSERT_EQ(weft_send(&z, sizeof z, 0, 6), WEFT_SUCCESS);
+    weft_msg_status_t st;
+    ASSERT_EQ(weft_wait(&second, &st), WEFT_SUCCESS);
+    EXPECT_EQ(y, 7);
+    EXPECT_EQ(st.tag, 6);
+    ASSERT_EQ(weft_recv(&y, sizeof y, 0, 5, nullptr), WEFT_SUCCESS);   // the first send's message
+    EXPECT_EQ(y, 1);
+}
+
 class EngineChunked : public Engine {
 protected:
     EngineChunked() { env_.push_back({"WEFT_MCA_engine_base_rndv_rdma", "false"}); }
@@ -680,4 +722,90 @@ TEST(EngineRequest, ResetRestoresEveryInitialValue)
     // Every field is listed above: a new one changes the size and fails here
     // until it is added to reset() and to this test.
     EXPECT_EQ(sizeof(weft::engine::Request), 104u);
+}
+
+namespace {
+struct PoolItem {
+    uint64_t handle = 0;
+    int value = 0;
+};
+using ItemPool = weft::engine::Pool<PoolItem, 9>;
+} // namespace
+
+TEST(EnginePool, HandlesOfFreedSlotsAreRefusedAndReuseBumpsTheGeneration)
+{
+    ItemPool pool;
+    uint64_t h1 = 0, h2 = 0;
+    PoolItem *a = pool.alloc(&h1);
+    EXPECT_EQ(a->handle, h1);
+    EXPECT_EQ(pool.get(h1), a);
+    pool.free(a);
+    EXPECT_EQ(pool.get(h1), nullptr);
+    EXPECT_EQ(pool.live(), 0u);
+    PoolItem *b = pool.alloc(&h2);
+    EXPECT_EQ(b, a) << "the slot freed last is reused first";
+    EXPECT_NE(h2, h1);
+    EXPECT_EQ(h2 & 0xffffffffu, h1 & 0xffffffffu);
+    EXPECT_EQ(pool.get(h1), nullptr) << "a stale handle names the slot's new object";
+    EXPECT_EQ(pool.get(h2), b);
+    // Handles of another kind, without a slot or past the slots made.
+    EXPECT_EQ(pool.get(0), nullptr);
+    EXPECT_EQ(pool.get(h2 & ~(uint64_t{0xff} << 56)), nullptr);
+    EXPECT_EQ(pool.get(h2 & ~uint64_t{0xffffffffu}), nullptr);
+    EXPECT_EQ(pool.get(h2 + 1), nullptr);
+    EXPECT_EQ(pool.get(h2 | 0xffffffffu), nullptr);
+}
+
+TEST(EnginePool, FreeIgnoresWhatIsNotALiveObjectOfThePool)
+{
+    ItemPool pool;
+    uint64_t h = 0;
+    PoolItem *a = pool.alloc(&h);
+    PoolItem copy = *a;   // same handle, another address
+    PoolItem none;        // never allocated: handle 0
+    pool.free(&copy);
+    pool.free(&none);
+    pool.free(nullptr);
+    EXPECT_EQ(pool.get(h), a);
+    EXPECT_EQ(pool.live(), 1u);
+    pool.free(a);
+    pool.free(a);   // twice: the second is ignored, the free list stays sound
+    EXPECT_EQ(pool.live(), 0u);
+    uint64_t h1 = 0, h2 = 0;
+    PoolItem *x = pool.alloc(&h1);
+    PoolItem *y = pool.alloc(&h2);
+    EXPECT_NE(x, y) << "a slot freed twice would be handed out twice";
+    EXPECT_EQ(pool.get(h1), x);
+    EXPECT_EQ(pool.get(h2), y);
+}
+
+TEST(EnginePool, SlotsPastOneChunkAndForEachVisitOnlyLiveObjects)
+{
+    ItemPool pool;
+    std::vector<std::pair<uint64_t, PoolItem *>> items(600);
+    for (size_t i = 0; i < items.size(); ++i) {
+        items[i].second = pool.alloc(&items[i].first);
+        items[i].second->value = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < items.size(); i += 2)
+        pool.free(items[i].second);
+    EXPECT_EQ(pool.live(), 300u);
+    for (size_t i = 0; i < items.size(); ++i)
+        EXPECT_EQ(pool.get(items[i].first), i % 2 ? items[i].second : nullptr) << i;
+    size_t visited = 0;
+    pool.for_each([&](PoolItem *it) {
+        EXPECT_EQ(it->value % 2, 1);
+        ++visited;
+    });
+    EXPECT_EQ(visited, 300u);
+    // The 300 freed slots come back (newest first) before a new one is made.
+    std::vector<PoolItem *> again;
+    for (int i = 0; i < 300; ++i) {
+        uint64_t h;
+        again.push_back(pool.alloc(&h));
+        EXPECT_EQ(pool.get(h), again.back());
+    }
+    EXPECT_EQ(again.front(), items[598].second);
+    EXPECT_EQ(again.back(), items[0].second);
+    EXPECT_EQ(pool.live(), 600u);
 }
