@@ -28,6 +28,9 @@ int weft::api_fail(const Status &st)
 namespace {
 
 int result(const Status &st) { return st.ok() ? WEFT_SUCCESS : api_fail(st); }
+// The same for the engine calls that return a code and fill *error only on
+// failure (the message is built only then).
+inline int result(int rc, const Status &error) { return rc == WEFT_SUCCESS ? rc : api_fail(error); }
 
 [[gnu::noinline]] Engine *not_initialized(const char *fn, int *rc)
 {
@@ -189,16 +192,14 @@ int weft_isend(const void *buf, size_t len, uint32_t dest, int32_t tag, weft_req
 {
     ENGINE_OR_RETURN("weft_isend");
     Status error;
-    const int rc = e->isend(buf, len, dest, tag, weft::engine::kTaggedContextUser, 0, req, &error);
-    return rc == WEFT_SUCCESS ? rc : api_fail(error);
+    return result(e->isend(buf, len, dest, tag, weft::engine::kTaggedContextUser, 0, req, &error), error);
 }
 
 int weft_irecv(void *buf, size_t len, uint32_t source, int32_t tag, weft_request_t *req)
 {
     ENGINE_OR_RETURN("weft_irecv");
     Status error;
-    const int rc = e->irecv(buf, len, source, tag, weft::engine::kTaggedContextUser, req, &error);
-    return rc == WEFT_SUCCESS ? rc : api_fail(error);
+    return result(e->irecv(buf, len, source, tag, weft::engine::kTaggedContextUser, req, &error), error);
 }
 
 int weft_send(const void *buf, size_t len, uint32_t dest, int32_t tag)
@@ -211,8 +212,7 @@ int weft_recv(void *buf, size_t len, uint32_t source, int32_t tag, weft_msg_stat
 {
     ENGINE_OR_RETURN("weft_recv");
     Status error;
-    const int rc = e->recv(buf, len, source, tag, weft::engine::kTaggedContextUser, status, &error);
-    return rc == WEFT_SUCCESS ? rc : api_fail(error);
+    return result(e->recv(buf, len, source, tag, weft::engine::kTaggedContextUser, status, &error), error);
 }
 
 namespace {
@@ -239,8 +239,7 @@ int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint
     if (flags & ~WEFT_SEND_SYNC)
         return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_isend_ctx: unknown flags " + std::to_string(flags)));
     Status error;
-    const int rc = e->isend(buf, len, dest, tag, context, flags, req, &error);
-    return rc == WEFT_SUCCESS ? rc : api_fail(error);
+    return result(e->isend(buf, len, dest, tag, context, flags, req, &error), error);
 }
 
 int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
@@ -257,8 +256,7 @@ int weft_irecv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t
     if (bad_context("weft_irecv_ctx", context, &rc_))
         return rc_;
     Status error;
-    const int rc = e->irecv(buf, len, source, tag, context, req, &error);
-    return rc == WEFT_SUCCESS ? rc : api_fail(error);
+    return result(e->irecv(buf, len, source, tag, context, req, &error), error);
 }
 
 int weft_recv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_msg_status_t *status)
@@ -267,8 +265,7 @@ int weft_recv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t 
     if (bad_context("weft_recv_ctx", context, &rc_))
         return rc_;
     Status error;
-    const int rc = e->recv(buf, len, source, tag, context, status, &error);
-    return rc == WEFT_SUCCESS ? rc : api_fail(error);
+    return result(e->recv(buf, len, source, tag, context, status, &error), error);
 }
 
 int weft_iprobe_ctx(uint32_t source, int32_t tag, uint32_t context, int *flag, weft_msg_status_t *status)
