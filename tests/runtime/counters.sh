@@ -29,7 +29,12 @@ jobtmp=$root/tmp; mkdir -p "$jobtmp"
 out=$root/out err=$root/err
 failures=0
 pass() { echo "ok - $1"; }
-fail() { echo "not ok - $1: $2"; sed 's/^/    /' "$err" | tail -n 20; failures=$((failures + 1)); }
+fail() {
+    echo "not ok - $1: $2"
+    # A hang's report (weftrun --timeout --get-stack-traces) is long: keep all of it.
+    if grep -q "stack traces of" "$err"; then sed 's/^/    /' "$err" | head -n 600; else sed 's/^/    /' "$err" | tail -n 20; fi
+    failures=$((failures + 1))
+}
 skip() { echo "ok - $1 # SKIP $2"; }
 loaded() { "$builddir/weft_info" --parsable | grep -q "^mca:btl:$1:status:loaded"; }
 
@@ -37,7 +42,7 @@ loaded() { "$builddir/weft_info" --parsable | grep -q "^mca:btl:$1:status:loaded
 for btl in self,scif self,tcp; do
     t="exact-$btl"
     if ! loaded "${btl#self,}"; then skip "$t" "btl/${btl#self,} is not built"; continue; fi
-    env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np 2 --mca btl "$btl" \
+    env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" --timeout 100 --get-stack-traces -np 2 --mca btl "$btl" \
         --mca engine_base_eager_limit 4096 "$prog" exact >"$out" 2>"$err"
     rc=$?
     n=$(grep -c "^counters: rank [01] ok" "$out")

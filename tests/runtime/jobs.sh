@@ -12,6 +12,9 @@ builddir=${WEFT_ABS_BUILDDIR:-$(pwd)}
 probe=$builddir/tests/runtime/weft_probe
 weftrun=$builddir/weftrun
 limit=120
+# Jobs that must finish: weftrun ends a hung one itself, 20 s before the
+# outer timeout, after printing each live rank's PMIx state and stacks.
+watch="--timeout 100 --get-stack-traces"
 
 if [ ! -x "$probe" ]; then
     echo "SKIP: $probe is not built"
@@ -59,7 +62,10 @@ launch() {
 
 expect_rc() {
     if [ "$rc" -eq "$2" ]; then pass "$1 exits $2"; else
-        fail "$1 exits $rc, expected $2"; sed 's/^/#   out: /' "$out" | head -20; sed 's/^/#   err: /' "$err" | head -20
+        fail "$1 exits $rc, expected $2"; sed 's/^/#   out: /' "$out" | head -20
+        # A hang's report (weftrun --timeout --get-stack-traces) is long: keep all of it.
+        n=20; grep -q "stack traces of" "$err" && n=600
+        sed 's/^/#   err: /' "$err" | head -n $n
     fi
 }
 has() {   # NAME FILE PATTERN
@@ -277,7 +283,7 @@ if [ -x "$weftrun" ] && [ -x "$stress" ]; then
         fi
         for recv in specific any; do
             t="stress-$btl-$recv"
-            env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np 2 --mca btl "$btl" "$stress" 100000 \
+            env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" $watch -np 2 --mca btl "$btl" "$stress" 100000 \
                 "$recv" >"$out" 2>"$err"
             rc=$?
             expect_rc "$t" 0
@@ -288,7 +294,7 @@ if [ -x "$weftrun" ] && [ -x "$stress" ]; then
     # event source on its eventfd and btl/self needing none.
     if "$builddir/weft_info" --parsable | grep -q "^mca:btl:scif:status:loaded"; then
         t="stress-self,scif-block"
-        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np 2 --mca btl self,scif \
+        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" $watch -np 2 --mca btl self,scif \
             --mca rte_base_progress block "$stress" 20000 any >"$out" 2>"$err"
         rc=$?
         expect_rc "$t" 0
@@ -296,7 +302,7 @@ if [ -x "$weftrun" ] && [ -x "$stress" ]; then
         clean_tmp "$t"
     fi
     stress_np() {   # NAME NP MESSAGES: every rank of the oversubscribed job ok
-        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" -np "$2" --oversubscribe "$stress" "$3" any \
+        env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" $watch -np "$2" --oversubscribe "$stress" "$3" any \
             >"$out" 2>"$err"
         rc=$?
         expect_rc "$1" 0
