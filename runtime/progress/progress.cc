@@ -139,6 +139,7 @@ void ProgressEngine::idle(int idle_passes, bool may_sleep)
             // the eighth spins, so that waits ending while spinning can
             // lengthen the spin again.
             spun_out_ = busy_spin_ <= kMinBusySpin && (++short_waits_ & 7) != 0;
+            yields_at_spin_out_ = yields_;
             if (!spun_out_) {
                 spin_since_ = std::chrono::steady_clock::now();
                 return;
@@ -149,6 +150,7 @@ void ProgressEngine::idle(int idle_passes, bool may_sleep)
                 std::chrono::steady_clock::now() - spin_since_ < busy_spin_)
                 return;
             spun_out_ = true;
+            yields_at_spin_out_ = yields_;
         }
         yield();
         return;
@@ -174,11 +176,22 @@ void ProgressEngine::waited()
 {
     if (effective_mode() != ProgressMode::Busy)
         return;
+    // A wait that yielded needed the core if one of its first few yields
+    // handed the core to what it waited for (the peer on this core ran and
+    // answered). One that went on through more yields was waiting for
+    // something else: each yield came straight back (nobody here wanted the
+    // core), so yielding only made it notice its event a system call late.
+    // Counting such waits as needing the core kept the spin at its floor
+    // for good wherever waits are longer than the floor: over Soft-RoCE a
+    // 64-byte round trip waits about 35 us, so each wait yielded about 180
+    // times (perf, in the VM) and never ended while spinning again.
     // A wait that outlasted the spin without a yield of its own was
     // preempted (it lost the core anyway): that counts as a wait that
     // needed one, or two ranks on one core would lengthen their spin at
     // each preemption.
-    const bool needed_core = spun_out_ || std::chrono::steady_clock::now() - spin_since_ >= busy_spin_;
+    const bool needed_core =
+        spun_out_ ? yields_ - yields_at_spin_out_ <= kYieldsOfAHandover
+                  : std::chrono::steady_clock::now() - spin_since_ >= busy_spin_;
     // (spin_since_ is unset when the wait yielded at once: spun_out_ then.)
     busy_spin_ = needed_core ? std::max(kMinBusySpin, busy_spin_ / 2) : std::min(kMaxBusySpin, busy_spin_ * 2);
     spun_out_ = false;

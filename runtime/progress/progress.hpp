@@ -11,8 +11,10 @@
 //         per message, measured); alone on its core, a yield returns at once.
 //         How long "long" is adapts (busy_spin()): on a core shared with
 //         other programs a yield can cost a whole time slice, so waits that
-//         end while spinning lengthen the spin, and waits that needed a
-//         yield shorten it;
+//         end while spinning lengthen the spin, waits that a yield ended
+//         (the core went to the peer, which answered) shorten it, and waits
+//         that went on through many yields (each came straight back: the
+//         wait was for a slower transport, not for this core) lengthen it;
 //  yield  sched_yield() between idle polls: fair when processes share cores;
 //  block  yield for a while, then sleep in epoll on the sources'
 //         descriptors (wait_fd); only possible when every source has one,
@@ -160,14 +162,18 @@ private:
     // Counting idle passes stops at 2^30 (a wait of minutes): past the
     // spin and the yields before a sleep the count changes nothing, and an
     // int must not overflow.
+    // Yields within which a wait that handed the core over ends: the
+    // process it waits for runs at the first yield, answers, and gives the
+    // core back at its own (one more for a third program on the core).
+    static constexpr unsigned long kYieldsOfAHandover = 4;
     static int next_idle(int n) { return n < (1 << 30) ? n + 1 : n; }
     // may_sleep: block mode may sleep in epoll (wait_until); false: it
     // yields instead (progress_wait).
     void idle(int idle_passes, bool may_sleep);
     // A wait ended with events after kSpinBeforeYield idle passes or more: in
-    // busy mode, one that ended while spinning lengthens the spin, one that
-    // needed yields shortens it (the peer it waited for may share this
-    // core).
+    // busy mode, one that ended while spinning or went on through more than
+    // kYieldsOfAHandover yields lengthens the spin, one that a yield ended
+    // shortens it (the peer it waited for may share this core).
     void waited();
     // sched_yield, counted; now and then it also marks sources whose
     // descriptors are ready.
@@ -193,6 +199,7 @@ private:
     std::chrono::nanoseconds busy_spin_ = kMaxBusySpin;
     std::chrono::steady_clock::time_point spin_since_{};   // this busy wait's clock start
     bool spun_out_ = false;                                 // this busy wait yields now
+    unsigned long yields_at_spin_out_ = 0;                  // yields_ when it began to
     unsigned short_waits_ = 0;                              // waits begun at the shortest spin
 };
 

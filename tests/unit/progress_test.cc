@@ -131,18 +131,24 @@ TEST(ProgressEngine, BusySpinsThroughItsSpinTimeWithoutYielding)
 }
 
 // The spin time adapts: a wait that ended while spinning doubles it (up to
-// the longest), one that needed yields halves it (down to the shortest), so
+// the longest), one that a yield ended halves it (down to the shortest), so
 // two ranks that share a core unknowingly soon hand it over quickly again.
 TEST(ProgressEngine, BusySpinGrowsWhenWaitsEndSpinningAndShrinksWhenTheyNeedYields)
 {
     ProgressEngine pe;
     Counter c;
     pe.add(count_poll, &c, -1);
-    // Needed yields (no spin time at all): halved, but not below the floor.
+    // Ended by its first yield (no spin time at all): halved, but not below
+    // the floor.
     pe.set_busy_spin(std::chrono::nanoseconds(0));
-    c.fire_at = 1000;
-    EXPECT_TRUE(pe.wait_until([&] { return c.events == 1; }, ProgressEngine::kForever));
-    EXPECT_GT(pe.yields(), 0u);
+    EXPECT_TRUE(pe.wait_until(
+        [&] {
+            if (c.fire_at < 0 && pe.yields() > 0)
+                c.fire_at = c.polls + 1;
+            return c.events == 1;
+        },
+        ProgressEngine::kForever));
+    EXPECT_EQ(pe.yields(), 1u);
     EXPECT_EQ(pe.busy_spin(), ProgressEngine::kMinBusySpin);
     // Ended while spinning, after more than 64 idle passes: doubled, up to
     // the ceiling.
@@ -170,6 +176,32 @@ TEST(ProgressEngine, BusySpinGrowsWhenWaitsEndSpinningAndShrinksWhenTheyNeedYiel
         },
         std::chrono::seconds(30)));
     EXPECT_EQ(pe.busy_spin(), ProgressEngine::kMaxBusySpin / 2);
+}
+
+// A wait for a slower transport (a Soft-RoCE round trip waits about 35 us,
+// longer than the shortest spin) yields on and on without ending: each yield
+// comes straight back, since no process on this core is what it waits for.
+// Such a wait lengthens the spin; counted as needing the core, it kept a
+// spin once at the floor there for good, and every later wait yielded on
+// each idle pass (about 180 system calls per round trip in the VM).
+TEST(ProgressEngine, BusySpinGrowsWhenYieldsDoNotEndTheWait)
+{
+    for (bool mpi_loop : {false, true}) {
+        ProgressEngine pe;
+        Counter c;
+        pe.add(count_poll, &c, -1);
+        pe.set_busy_spin(ProgressEngine::kMinBusySpin);
+        c.fire_at = 1000;   // spins out at the 64th idle pass, then yields on each
+        if (mpi_loop) {
+            int idle = 0;
+            while (c.events == 0)
+                pe.progress_wait(&idle);
+        } else {
+            EXPECT_TRUE(pe.wait_until([&] { return c.events == 1; }, ProgressEngine::kForever));
+        }
+        EXPECT_GT(pe.yields(), 900u) << (mpi_loop ? "progress_wait" : "wait_until");
+        EXPECT_EQ(pe.busy_spin(), ProgressEngine::kMinBusySpin * 2) << (mpi_loop ? "progress_wait" : "wait_until");
+    }
 }
 
 // The MPI layer's wait loops: progress_wait never sleeps, and in block mode

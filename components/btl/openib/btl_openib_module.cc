@@ -681,7 +681,7 @@ int Module::prepare_wait()
     // datagram's completion, a CM event) is taken now, or a quiet module's
     // wait_fd would be readable and the caller's sleep end at once.
     for (auto &cpc : cpcs_)
-        (void)cpc->progress();
+        (void)cpc->prepare_wait();
     if (!reports_.empty() || !stash_.empty())
         return 1;
     if (!armed_) {

@@ -138,8 +138,13 @@ public:
     // Returns WEFT_SUCCESS (the result comes later through CpcHost) or an
     // error with *why.
     virtual int start_connect(Endpoint &ep, std::span<const uint8_t> peer_card, std::string *why) = 0;
-    // Handles incoming handshake traffic and timeouts; returns events handled or an error.
+    // Handles incoming handshake traffic and timeouts; returns events handled
+    // or an error. A busy rank calls it now and then with nothing to do:
+    // where it can, it then returns without a system call.
     virtual int progress() = 0;
+    // progress() before the rank sleeps on wait_fd: wait_fd is left quiet
+    // unless there is work (pending events consumed, wake-ups re-armed).
+    virtual int prepare_wait() { return progress(); }
     // A descriptor readable when progress() has work, or -1 (polled only).
     virtual int wait_fd() const { return -1; }
     // The endpoint is going away (closed or failed): forget it.

@@ -24,7 +24,9 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <weft/component_util.hpp>
@@ -151,6 +153,7 @@ public:
     std::vector<uint8_t> card() const override { return udcm::encode_card(self_ud_); }
     int start_connect(Endpoint &ep, std::span<const uint8_t> peer_card, std::string *why) override;
     int progress() override;
+    int prepare_wait() override;
     int wait_fd() const override { return channel_ ? channel_->fd : -1; }
     void forget(Endpoint &ep) override;
     void established(Endpoint &ep) override;
@@ -181,6 +184,7 @@ private:
     udcm::UdAddress self_ud_{};
     uint32_t next_id_ = 1;
     bool cq_armed_ = false;
+    bool channel_due_ = false;         // prepare_wait: drain the channel even without completions
 
     // Declaration order is teardown order reversed: AHs and MRs go before
     // the QP, the QP before its CQ, the CQ before its channel, buffers last.
@@ -599,32 +603,46 @@ void UdcmModule::deliver_outcomes()
     }
 }
 
+int UdcmModule::prepare_wait()
+{
+    channel_due_ = true;
+    return progress();
+}
+
 int UdcmModule::progress()
 {
     int events = 0;
-    // Completion channel: consume what is pending without blocking, and
-    // re-arm before polling, so a completion that lands between the poll
-    // and the re-arm still makes the fd readable.
-    void *cq_context = nullptr;
-    ibv_cq *ev_cq = nullptr;
-    unsigned got = 0;
-    while (ibv_get_cq_event(channel_.get(), &ev_cq, &cq_context) == 0)
-        ++got;
-    if (got) {
-        ibv_ack_cq_events(cq_.get(), got);
-        cq_armed_ = false;
-    }
-    if (!cq_armed_) {
-        if (ibv_req_notify_cq(cq_.get(), 0) == 0)
-            cq_armed_ = true;
-    }
+    // The completion channel costs a system call to look at (a read that
+    // fails with EAGAIN when it is empty), and a busy rank calls this on
+    // every 16384th pass, so it is drained, and the CQ re-armed, only when
+    // completions came (each may have raised an event) and before the rank
+    // sleeps on wait_fd (prepare_wait). The poll after the re-arm finds a
+    // completion that landed in between; a later one raises an event.
+    bool drain = std::exchange(channel_due_, false) || !cq_armed_;
     ibv_wc wc[16];
     for (;;) {
+        if (drain) {
+            void *cq_context = nullptr;
+            ibv_cq *ev_cq = nullptr;
+            unsigned got = 0;
+            while (ibv_get_cq_event(channel_.get(), &ev_cq, &cq_context) == 0)
+                ++got;
+            if (got) {
+                ibv_ack_cq_events(cq_.get(), got);
+                cq_armed_ = false;
+            }
+            if (!cq_armed_ && ibv_req_notify_cq(cq_.get(), 0) == 0)
+                cq_armed_ = true;
+            drain = false;
+        }
         const int n = ibv_poll_cq(cq_.get(), 16, wc);
         if (n < 0) {
             log(WEFT_LOG_ERROR, "ibv_poll_cq on the udcm CQ failed");
             return WEFT_ERR_IO;
         }
+        if (n == 0)
+            break;
+        drain = true;
         for (int i = 0; i < n; ++i) {
             ++events;
             if (wc[i].wr_id & kSendTag) {
@@ -645,11 +663,11 @@ int UdcmModule::progress()
             if (int e = post_recv(slot))
                 log(WEFT_LOG_ERROR, errno_text("ibv_post_recv(UD)", e) + "; the udcm receive ring shrinks");
         }
-        if (n < 16)
-            break;
     }
     // Timers, on a snapshot: a timer may end a record (forget via callbacks).
-    const auto now = Clock::now();
+    // The clock is read only when a record has a deadline (in a VM without a
+    // paravirtual clock a read is a system call).
+    std::optional<udcm::TimePoint> now;
     std::vector<uint32_t> ranks;
     ranks.reserve(peers_.size());
     for (const auto &[rank, rec] : peers_)
@@ -659,10 +677,14 @@ int UdcmModule::progress()
         if (it == peers_.end())
             continue;
         udcm::Connection &conn = *it->second->conn;
-        if (conn.deadline() && now >= *conn.deadline()) {
-            conn.on_timer(now);
-            ++events;
-            deliver_outcomes();
+        if (conn.deadline()) {
+            if (!now)
+                now = Clock::now();
+            if (*now >= *conn.deadline()) {
+                conn.on_timer(*now);
+                ++events;
+                deliver_outcomes();
+            }
         }
         // A detached record (openib forgot its endpoint) lives only until
         // its disconnect is over.

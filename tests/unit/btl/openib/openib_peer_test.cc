@@ -9,6 +9,7 @@
 // Every wait is bounded; nothing waits by sleeping.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -18,6 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -461,19 +463,23 @@ std::string rdma_target(PeerContext &ctx, weft_btl_endpoint_t *ep)
 
 namespace {
 
-std::string rdma_mirror(PeerContext &ctx)
+// The parent connects to the child, which waits for the connection: *ep
+// on each side. "" or what failed.
+std::string connect_pair(PeerContext &ctx, weft_btl_endpoint_t **ep)
 {
     BtlHarness &h = ctx.harness;
+    if (ctx.side == Side::parent)
+        return h.connect(ctx.peer(WEFT_PEER_SAME_NODE), ep);
+    *ep = wait_connected(h);
+    return *ep ? "" : "the parent's connection never arrived: " + h.failure();
+}
+
+std::string rdma_mirror(PeerContext &ctx)
+{
     weft_btl_endpoint_t *ep = nullptr;
-    if (ctx.side == Side::parent) {
-        if (auto err = h.connect(ctx.peer(WEFT_PEER_SAME_NODE), &ep); !err.empty())
-            return err;
-        return rdma_initiator(ctx, ep);
-    }
-    ep = wait_connected(h);
-    if (!ep)
-        return "the parent's connection never arrived: " + h.failure();
-    return rdma_target(ctx, ep);
+    if (auto err = connect_pair(ctx, &ep); !err.empty())
+        return err;
+    return ctx.side == Side::parent ? rdma_initiator(ctx, ep) : rdma_target(ctx, ep);
 }
 
 } // namespace
@@ -490,6 +496,87 @@ TEST_F(OpenibPeer, RdmaReadAndWriteMoveTheBytes)
         h_.deliveries.clear();
         EXPECT_EQ(run_two_process(h_, rdma_mirror), "");
     }
+}
+
+// ---- an idle connected module ------------------------------------------------
+
+namespace {
+
+// The read and write system calls this thread has made so far (syscr +
+// syscw of /proc/thread-self/io), or -1 where the kernel does not say.
+long long read_write_calls()
+{
+    const int fd = open("/proc/thread-self/io", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char text[512];
+    const ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    const std::string io(text, static_cast<size_t>(n));
+    auto field = [&](const char *name) {
+        const size_t at = io.find(name);
+        return at == std::string::npos ? -1 : std::atoll(io.c_str() + at + std::strlen(name));
+    };
+    const long long reads = field("syscr: "), writes = field("syscw: ");
+    return reads < 0 || writes < 0 ? -1 : reads + writes;
+}
+
+// Each side of a connected pair that has exchanged a frame polls its idle
+// module through three of openib's looks at its cpcs (every 16384th pass):
+// no read or write system call on any of them. Under emulation a system
+// call costs microseconds, and a round trip that met the look paid three
+// (udcm's completion channel read, its clock read, rdmacm's event fetch).
+std::string idle_mirror(PeerContext &ctx)
+{
+    BtlHarness &h = ctx.harness;
+    weft_btl_endpoint_t *ep = nullptr;
+    if (auto err = connect_pair(ctx, &ep); !err.empty())
+        return err;
+    // The parent's frame, then the child's answer: both queue pairs carry traffic.
+    std::vector<std::byte> bytes = pattern(64, 5);
+    iovec iov{bytes.data(), bytes.size()};
+    auto send = [&] { return h.retry_on_again([&] { return weft_btl_send(ep, 3, &iov, 1); }); };
+    if (ctx.side == Side::parent && send() != WEFT_SUCCESS)
+        return "the first frame did not go: " + h.failure();
+    if (!h.progress_until([&] { return !h.deliveries.empty(); }))
+        return "no frame arrived: " + h.failure();
+    if (ctx.side == Side::child && send() != WEFT_SUCCESS)
+        return "the answer did not go: " + h.failure();
+    if (!ctx.channel.send(std::string("sent")) || !h.progress_until([&] { return ctx.channel.readable(); }) ||
+        !ctx.channel.receive(30s))
+        return "the other side went away: " + h.failure();
+    // The handshake's last datagrams (the child connected on the parent's
+    // first frame) and the last send's completion come in meanwhile.
+    constexpr int kPasses = 3 * 16384 + 1000;
+    for (int i = 0; i < kPasses; ++i)
+        h.progress_once();
+    const long long before = read_write_calls(), after_one_look = read_write_calls();
+    if (before < 0)
+        return "";   // this kernel does not count them: nothing to check
+    for (int i = 0; i < kPasses; ++i)
+        if (h.progress_once() < 0)
+            return "progress failed: " + h.failure();
+    const long long calls = read_write_calls() - after_one_look - (after_one_look - before);
+    std::string problem;
+    if (calls != 0)
+        problem = std::to_string(calls) + " read/write system calls in " + std::to_string(kPasses) +
+                  " passes of an idle connected module";
+    // Both sides measured before either closes.
+    ctx.channel.send(std::string("measured"));
+    if (!h.progress_until([&] { return ctx.channel.readable(); }))
+        return "the other side never finished measuring: " + h.failure();
+    ctx.channel.receive(30s);
+    return problem;
+}
+
+} // namespace
+
+TEST_F(OpenibPeer, IdleConnectedModuleMakesNoReadOrWriteSystemCalls)
+{
+    ASSERT_TRUE(use_cpc("udcm"));   // rdmacm's event fetch is a write even with nothing pending
+    EXPECT_EQ(run_two_process(h_, idle_mirror), "");
 }
 
 // ---- registration failures --------------------------------------------------
