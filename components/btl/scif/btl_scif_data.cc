@@ -104,16 +104,14 @@ int ScifModule::send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, i
 int ScifModule::sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
                       const void *payload, size_t payload_len)
 {
-    if (ep.closing || ep.phase == EpPhase::dead)
-        return WEFT_ERR_UNREACHABLE;
     if (hdr_len + payload_len > c_.caps.inline_max || (hdr_len && !hdr) ||
         (payload_len && !payload))
         return WEFT_ERR_BAD_PARAM;
-    if (ep.phase != EpPhase::connected || !ep.pending.empty())
-        return WEFT_ERR_AGAIN;
+    // The usual state in one test; the rest sorted out apart.
+    if (ep.phase != EpPhase::connected || ep.closing || !ep.pending.empty()) [[unlikely]]
+        return ep.closing || ep.phase == EpPhase::dead ? WEFT_ERR_UNREACHABLE : WEFT_ERR_AGAIN;
     sc::Endpoint *s = sc::lookup(ep.epd);
-    const std::span<const std::byte> pieces[2] = {bytes(hdr, hdr_len), bytes(payload, payload_len)};
-    int rc = sc::try_send_message(*s, kAm, am_id, pieces);
+    int rc = sc::try_send_message(*s, kAm, am_id, bytes(hdr, hdr_len), bytes(payload, payload_len));
     if (rc == 0) {
         if (s->tx.consumer_sleeps())
             sc::notify(*s);

@@ -246,6 +246,17 @@ inline int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag,
     return 0;
 }
 
+// The same for a message in two pieces (a header and its payload); one that
+// fits a cell takes the ring's one-cell path.
+inline int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag, std::span<const std::byte> a,
+                            std::span<const std::byte> b)
+{
+    if (a.size() + b.size() <= kCellPayload && ep.tx.put_cell(static_cast<ChunkType>(type), tag, a, b))
+        return 0;
+    const std::span<const std::byte> pieces[2] = {a, b};
+    return try_send_message(ep, type, tag, pieces);
+}
+
 // Largest message try_send_message() takes on ep.
 size_t max_message(const Endpoint &ep);
 

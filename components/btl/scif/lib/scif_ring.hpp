@@ -43,11 +43,15 @@
 #include <span>
 #include <vector>
 
+#include <weft/component_util.hpp>
+
 namespace weft::scif {
 
 inline constexpr size_t kCell = 64;
 inline constexpr size_t kChunkHeader = 8;
 inline constexpr uint32_t kMaxChunkLen = (1u << 20) - 1;   // 20 bits of meta
+// Payload that fits beside the header in one cell.
+inline constexpr size_t kCellPayload = kCell - kChunkHeader;
 
 // Chunk types (4 bits). Values from kFirstUserType on belong to the
 // library's internal users (btl/scif frames its messages with them).
@@ -132,8 +136,18 @@ public:
     // true) and returns its payload to fill; publish() makes it visible.
     std::span<std::byte> reserve(size_t len);
     void publish(ChunkType type, uint8_t tag);
+    // The small message's path: a chunk of one cell (a.size() + b.size() <=
+    // kCellPayload) holding a then b, written and published at once. false,
+    // with nothing written, when the next cell is not a plain one to take
+    // (no room known, or at the hot region's end or the ring's): then
+    // has_room/reserve/publish, which look at the consumer's head and pad.
+    bool put_cell(ChunkType type, uint8_t tag, std::span<const std::byte> a, std::span<const std::byte> b);
     // After publishing: does the consumer sleep and need a wake-up?
-    bool consumer_sleeps() const;
+    bool consumer_sleeps() const
+    {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        return std::atomic_ref<uint32_t>(r_->consumer_waiting).load(std::memory_order_relaxed) != 0;
+    }
     void mark_closed();
     bool consumer_freed_since(uint64_t head) const;
     void set_waiting(bool on);
@@ -150,6 +164,9 @@ private:
     uint32_t mask_ = 0;
     size_t max_chunk_ = 0;
     uint64_t next_hot_check_ = 0;   // see reserve()
+    // put_cell takes cells below this index: kHotCells where reserve()
+    // keeps small traffic there, else the whole ring.
+    uint64_t plain_cells_ = 0;
     uint64_t tail_ = 0;        // next cell to write
     uint64_t head_cache_ = 0;  // consumer's head as last read
     uint64_t pending_pos_ = 0; // the reserved chunk
@@ -188,7 +205,11 @@ public:
     // Before blocking: announce it; then re-check peek() before sleeping.
     void set_waiting(bool on);
     // After consuming: does the producer sleep waiting for room?
-    bool producer_sleeps() const;
+    bool producer_sleeps() const
+    {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        return std::atomic_ref<uint32_t>(r_->producer_waiting).load(std::memory_order_relaxed) != 0;
+    }
 
 private:
     RingShared *r_ = nullptr;
@@ -267,6 +288,26 @@ inline void RingProducer::publish(ChunkType type, uint8_t tag)
     *ring_detail::meta_word(cell) = ring_detail::pack_meta(pending_len_, type, tag);
     std::atomic_ref<uint32_t>(*ring_detail::seq_word(cell)).store(seq, std::memory_order_release);
     tail_ = next;
+}
+
+inline bool RingProducer::put_cell(ChunkType type, uint8_t tag, std::span<const std::byte> a,
+                                   std::span<const std::byte> b)
+{
+    const uint64_t idx = tail_ & mask_;
+    // Room for one cell by the cached head (tail_ + 1 - head_cache_ <= cells).
+    if (idx >= plain_cells_ || tail_ - head_cache_ > mask_) [[unlikely]]
+        return false;
+    std::byte *cell = cells_ + idx * kCell;
+    weft::cutil::copy_bytes(cell + kChunkHeader, a.data(), a.size());
+    weft::cutil::copy_bytes(cell + kChunkHeader + a.size(), b.data(), b.size());
+    unpublish_lookalike(tail_ + 1);
+    const uint32_t seq = ring_detail::seq_of(tail_);
+    written_[idx] = seq;
+    *ring_detail::meta_word(cell) =
+        ring_detail::pack_meta(static_cast<uint32_t>(a.size() + b.size()), type, tag);
+    std::atomic_ref<uint32_t>(*ring_detail::seq_word(cell)).store(seq, std::memory_order_release);
+    ++tail_;
+    return true;
 }
 
 inline bool RingConsumer::peek(Chunk *out)

@@ -31,8 +31,24 @@ struct Ring {
     RingProducer producer;
     RingConsumer consumer;
 
+    // send() of a chunk that fits a cell tries put_cell first (the btl's
+    // small-message path), its payload in two pieces.
+    bool cell_path = false;
+    uint64_t cell_sends = 0;
+
     bool send(uint64_t value, size_t len = sizeof(uint64_t))
     {
+        if (cell_path && len <= kCellPayload) {
+            std::byte buf[kCellPayload];
+            std::memset(buf, static_cast<int>(value & 0xff), len);
+            std::memcpy(buf, &value, std::min(len, sizeof value));
+            const size_t split = std::min<size_t>(len, 3);
+            if (producer.put_cell(static_cast<ChunkType>(kFirstUserType), 7, {buf, split},
+                                  {buf + split, len - split})) {
+                ++cell_sends;
+                return true;
+            }
+        }
         if (!producer.has_room(len))
             return false;
         auto dst = producer.reserve(len);
@@ -88,11 +104,10 @@ struct Ring {
     }
 };
 
-} // namespace
-
-TEST(ScifRing, SmallMessagesTheConsumerKeepsUpWithStayInTheHotCells)
+void small_messages_stay_in_the_hot_cells(bool cell_path)
 {
     Ring r(32768);   // 2 MiB: the pad back to cell 0 takes two pieces
+    r.cell_path = cell_path;
     size_t furthest = 0;
     for (uint64_t i = 0; i < 5 * kHotCells; ++i) {
         ASSERT_TRUE(r.send(i)) << i;
@@ -104,36 +119,80 @@ TEST(ScifRing, SmallMessagesTheConsumerKeepsUpWithStayInTheHotCells)
     }
     EXPECT_LE(furthest, size_t{kHotCells + 1} * kCell);
     EXPECT_TRUE(r.producer.empty());
+    if (cell_path) {
+        EXPECT_GT(r.cell_sends, 4 * kHotCells);
+    }
 }
 
-TEST(ScifRing, ABurstFillsTheWholeRingAndArrivesInOrder)
+} // namespace
+
+TEST(ScifRing, SmallMessagesTheConsumerKeepsUpWithStayInTheHotCells)
 {
-    Ring r(8 * kHotCells);
-    const size_t len = 200;   // 4 cells each
-    uint64_t sent = 0;
-    while (r.send(sent, len))
-        ++sent;
-    EXPECT_GT(sent * 4, size_t{7} * kHotCells);   // far past the hot cells
-    uint64_t got = 0;
-    size_t off = 0, n = 0;
-    size_t furthest = 0;
-    for (uint64_t i = 0; i < sent; ++i) {
-        ASSERT_TRUE(r.take(&got, &off, &n)) << i;
-        ASSERT_EQ(got, i);
-        ASSERT_EQ(n, len);
-        furthest = std::max(furthest, off);
-    }
-    EXPECT_GT(furthest, size_t{4} * kHotCells * kCell);
-    EXPECT_FALSE(r.take(&got, &off));
-    // Interleaved again after the burst: everything still arrives.
-    for (uint64_t i = 0; i < 3 * kHotCells; ++i) {
-        ASSERT_TRUE(r.send(1000000 + i, 1 + i % 300));
-        ASSERT_TRUE(r.take(&got, &off, &n));
-        ASSERT_EQ(n, 1 + i % 300);
-        if (n >= sizeof got) {
-            ASSERT_EQ(got, 1000000 + i);
+    small_messages_stay_in_the_hot_cells(false);
+}
+
+TEST(ScifRing, OneCellMessagesTheConsumerKeepsUpWithStayInTheHotCells)
+{
+    small_messages_stay_in_the_hot_cells(true);
+}
+
+// One-cell chunks by put_cell, longer ones by reserve/publish, in one
+// stream that wraps many times, the consumer now keeping up and now
+// lagging a batch behind: every chunk arrives once, in order, whole.
+TEST(ScifRing, OneCellChunksMixedWithLongerOnesArriveInOrder)
+{
+    for (uint32_t cells : {64u, 32768u}) {
+        Ring r(cells);
+        r.cell_path = true;
+        uint64_t sent = 0, got_n = 0;
+        for (uint64_t round = 0; round < 4 * kHotCells; ++round) {
+            const size_t burst = round % 7 == 0 ? 40 : 1;
+            for (size_t k = 0; k < burst; ++k, ++sent) {
+                const size_t len = 1 + (sent * 13) % (sent % 5 == 0 ? 300 : kCellPayload);
+                if (!r.send(sent, len))
+                    break;
+            }
+            uint64_t got = 0;
+            size_t off = 0, len = 0;
+            while (got_n < sent && r.take(&got, &off, &len)) {
+                const size_t want = 1 + (got_n * 13) % (got_n % 5 == 0 ? 300 : kCellPayload);
+                ASSERT_EQ(len, want) << cells << " chunk " << got_n;
+                if (len >= sizeof got) {
+                    ASSERT_EQ(got, got_n) << cells;
+                }
+                const auto fill = static_cast<std::byte>(got_n & 0xff);
+                const std::byte *p = r.shared->cell0 + off;
+                for (size_t b = sizeof got; b < len; ++b)
+                    ASSERT_EQ(p[b], fill) << cells << " chunk " << got_n << " byte " << b;
+                ++got_n;
+            }
         }
+        EXPECT_GT(r.cell_sends, 2 * kHotCells) << cells;
+        EXPECT_TRUE(r.producer.empty()) << cells;
     }
+}
+
+// put_cell answers from the head it last read: a full ring stays full to it
+// after the consumer frees cells, until has_room() reads the head again.
+TEST(ScifRing, TheCellPathDeclinesAFullRingUntilTheHeadIsRead)
+{
+    Ring r(64);
+    r.cell_path = true;
+    uint64_t sent = 0;
+    while (r.send(sent))
+        ++sent;
+    EXPECT_EQ(sent, 64u);
+    EXPECT_EQ(r.cell_sends, 64u);
+    uint64_t got = 0;
+    for (uint64_t i = 0; i < sent; ++i) {
+        ASSERT_TRUE(r.consume(&got));
+        ASSERT_EQ(got, i);
+    }
+    r.consumer.publish_head();
+    const std::byte b[8] = {};
+    EXPECT_FALSE(r.producer.put_cell(static_cast<ChunkType>(kFirstUserType), 7, {b, 8}, {}));
+    EXPECT_TRUE(r.producer.has_room(8));
+    EXPECT_TRUE(r.producer.put_cell(static_cast<ChunkType>(kFirstUserType), 7, {b, 8}, {}));
 }
 
 // The btl frees a batch of chunks with consume() and returns their credit
@@ -214,7 +273,9 @@ TEST(ScifRing, APublishLeavesTheNextStartAloneWhenItCannotLookPublished)
 // carries one; then the second lap goes one small chunk at a time (its
 // starts land on those cells, and so does the pad at the end), and each
 // time the consumer sees the chunk just sent and nothing else.
-TEST(ScifRing, StalePayloadThatLooksLikeTheNextLapsHeaderIsNeverRead)
+namespace {
+
+void stale_payload_is_never_read(bool cell_path)
 {
     constexpr uint32_t kCells = 64;
     Ring r(kCells);
@@ -233,7 +294,23 @@ TEST(ScifRing, StalePayloadThatLooksLikeTheNextLapsHeaderIsNeverRead)
         ASSERT_TRUE(r.consume(&got)) << i;
         ASSERT_EQ(got, 1000 + i);
         r.consumer.publish_head();
+        r.cell_path = cell_path;   // the lures went the long way; the second lap this way
     }
+    if (cell_path) {
+        EXPECT_GT(r.cell_sends, kCells);
+    }
+}
+
+} // namespace
+
+TEST(ScifRing, StalePayloadThatLooksLikeTheNextLapsHeaderIsNeverRead)
+{
+    stale_payload_is_never_read(false);
+}
+
+TEST(ScifRing, StalePayloadIsNeverReadAfterAOneCellChunk)
+{
+    stale_payload_is_never_read(true);
 }
 
 // The same for the start of a pad's second piece: a 2 MiB ring's first lap
