@@ -218,16 +218,24 @@ int ScifModule::card(void *buf, size_t *len)
 
 uint32_t ScifModule::my_rank() const { return c_.process ? c_.process->rank : UINT32_MAX; }
 
-inline bool ScifModule::idle(const ScifEndpoint &ep) const
+inline sc::Endpoint *ScifModule::plain(const ScifEndpoint &ep) const
 {
-    // A connected endpoint with nothing to send or acknowledge and nothing
-    // in its ring (the socket check has rounds of its own; a closing peer
-    // is noticed by advance()).
+    // A connected endpoint with nothing to send or acknowledge (the socket
+    // check has rounds of its own; a closing peer is noticed by advance()).
     if (ep.phase != EpPhase::connected || ep.closing || !ep.pending.empty() || !ep.acks_owed.empty() ||
         rounds_ % kSocketCheckRounds == 0)
-        return false;
+        return nullptr;
     sc::Endpoint *s = sc::lookup(ep.epd);
-    return s && !s->rx.ready() && !s->peer_closed();
+    return s && !s->peer_closed() ? s : nullptr;
+}
+
+inline int ScifModule::receive(ScifEndpoint &ep, sc::Endpoint &s)
+{
+    const int delivered = deliver_connected(ep, s, kDeliverBudget);
+    // The peer may sleep until we free ring room (one fence per batch).
+    if (delivered > 0 && s.rx.producer_sleeps())
+        sc::notify(s);
+    return delivered;
 }
 
 void ScifModule::advance(ScifEndpoint &ep, int *events)
@@ -385,11 +393,26 @@ int ScifModule::progress()
     if (rounds_ % kAcceptRounds == 1 || endpoints_.empty() || woken)
         accept_new(&events);
     // Index loop: upcalls may start new connections (push_back).
-    // The idle check here, inline: the common poll finds every endpoint idle
-    // and never pays advance()'s call (its frame saves six registers).
-    for (size_t i = 0; i < endpoints_.size(); ++i)
-        if (ScifEndpoint &ep = *endpoints_[i]; !idle(ep))
-            advance(ep, &events);
+    // A plain endpoint (see plain()) is polled here, inline: the common poll
+    // finds its ring empty and never pays advance()'s call (its frame saves
+    // six registers), and messages go from here straight to
+    // deliver_connected. Those deliveries alone never end an endpoint, so
+    // they do not count toward the reap() below.
+    int delivered = 0;
+    for (size_t i = 0; i < endpoints_.size(); ++i) {
+        ScifEndpoint &ep = *endpoints_[i];
+        if (sc::Endpoint *s = plain(ep)) {
+            if (!s->rx.ready())
+                continue;
+            if (ep.connected_round != rounds_) {
+                delivered += receive(ep, *s);
+                // An upcall may have queued a send, owe an ack or disconnect.
+                if (plain(ep) == s)
+                    continue;
+            }
+        }
+        advance(ep, &events);
+    }
     if (!completions_.empty()) {
         std::vector<Completion> done;
         done.swap(completions_);
@@ -403,7 +426,7 @@ int ScifModule::progress()
     if (events > 0 || rounds_ % 64 == 0)
         reap();
     in_progress_ = false;
-    return events;
+    return events + delivered;
 }
 
 void ScifModule::watch(int epd)

@@ -189,8 +189,12 @@ public:
 
 private:
     void accept_new(int *events);
-    // Nothing to do for ep this round (the idle poll's question).
-    [[gnu::always_inline]] inline bool idle(const ScifEndpoint &ep) const;
+    // ep's connection when ep is connected with nothing to send or
+    // acknowledge, its peer there and no socket check due this round: then
+    // polling its ring is all there is to do. Else null (advance()).
+    [[gnu::always_inline]] inline weft::scif::Endpoint *plain(const ScifEndpoint &ep) const;
+    // A plain endpoint's messages, to the recv upcall; the events.
+    [[gnu::always_inline]] inline int receive(ScifEndpoint &ep, weft::scif::Endpoint &s);
     [[gnu::noinline]] void advance(ScifEndpoint &ep, int *events);
     void flush_pending(ScifEndpoint &ep);
     void flush_acks(ScifEndpoint &ep);
