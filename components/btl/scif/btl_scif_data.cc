@@ -248,17 +248,24 @@ int ScifModule::deliver_connected(ScifEndpoint &ep, sc::Endpoint &s, int budget)
     sc::Chunk c;
     // An upcall may disconnect the endpoint (closing; it stays connected
     // until progress() ends it) but never ends it, so s stays valid.
-    while (events < budget && s.rx.peek(&c)) {
+    bool from_duplex = false;
+    int ring_events = 0;
+    while (events < budget && sc::peek_message(s, &c, &from_duplex)) {
         if (c.type == static_cast<sc::ChunkType>(kAm)) [[likely]] {
             if (recv)
                 recv(ctx, &ep.c, c.tag, c.payload.data(), c.payload.size());
-        } else {
+        } else if (c.type != sc::ChunkType::pad) {
             deliver_other(ep, c);
         }
-        s.rx.consume();
+        if (from_duplex) {
+            s.duplex.consume();
+        } else {
+            s.rx.consume();
+            ++ring_events;
+        }
         ++events;
     }
-    if (events > 0)
+    if (ring_events > 0)
         s.rx.publish_head();
     return events;
 }

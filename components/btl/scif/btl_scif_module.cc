@@ -342,7 +342,8 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
         sc::drain_control(*s);
     if (s->peer_closed()) {
         sc::Chunk c;
-        if (s->rx.peek(&c))
+        bool from_duplex;
+        if (sc::peek_message(*s, &c, &from_duplex))
             return;   // deliver what the peer sent before it went
         ++*events;
         const bool orderly = s->rx.producer_closed();
@@ -402,8 +403,10 @@ int ScifModule::progress()
     for (size_t i = 0; i < endpoints_.size(); ++i) {
         ScifEndpoint &ep = *endpoints_[i];
         if (sc::Endpoint *s = plain(ep)) {
-            if (!s->rx.ready())
+            if (!s->rx.ready() && !s->duplex.ready()) {
+                s->duplex.flush_ack();
                 continue;
+            }
             if (ep.connected_round != rounds_) {
                 delivered += receive(ep, *s);
                 // An upcall may have queued a send, owe an ack or disconnect.
@@ -470,7 +473,8 @@ bool ScifModule::has_work()
         if (!s || s->state != sc::State::connected)
             continue;   // a connect in flight: its ack arrives on the socket
         sc::Chunk c;
-        if (s->rx.peek(&c) || s->peer_closed())
+        bool from_duplex;
+        if (sc::peek_message(*s, &c, &from_duplex) || s->peer_closed())
             return true;
         if ((!e->pending.empty() || !e->acks_owed.empty()) && s->tx.has_room(sc::kCell))
             return true;

@@ -358,3 +358,147 @@ TEST(ScifRing, BackToCellZeroLeavesThePadBeforeTheHeadReadable)
     }
     EXPECT_TRUE(r.producer.empty());
 }
+
+namespace {
+
+// The two ways of one direction of a connection: the ring and the duplex
+// line (the producer writes the connector's half).
+struct Link {
+    Ring ring{64};
+    DuplexShared line{};
+    Duplex tx{&line, true};
+    Duplex rx{&line, false};
+    uint64_t duplex_sent = 0;
+
+    // value as a len-byte message through the duplex line when asked and
+    // its half is free, else through the ring (false if it has no room).
+    bool send(uint64_t value, size_t len, bool try_duplex)
+    {
+        std::byte buf[kDuplexPayload];
+        if (try_duplex && len <= sizeof buf) {
+            std::memset(buf, static_cast<int>(value & 0xff), len);
+            std::memcpy(buf, &value, std::min(len, sizeof value));
+            const size_t split = std::min<size_t>(len, 5);
+            if (tx.put(static_cast<ChunkType>(kFirstUserType), 7, {buf, split}, {buf + split, len - split},
+                       ring.producer.position())) {
+                ++duplex_sent;
+                return true;
+            }
+        }
+        return ring.send(value, len);
+    }
+    // The next message in order: its value and length; taken.
+    bool take(uint64_t *value, size_t *len)
+    {
+        Chunk c;
+        bool from_duplex = false;
+        if (!peek_message(ring.consumer, rx, &c, &from_duplex))
+            return false;
+        EXPECT_EQ(c.tag, 7);
+        *value = 0;
+        std::memcpy(value, c.payload.data(), std::min(c.payload.size(), sizeof *value));
+        *len = c.payload.size();
+        if (from_duplex)
+            rx.consume();
+        else
+            ring.consumer.pop();
+        return true;
+    }
+};
+
+} // namespace
+
+// Messages through the duplex line and the ring in one stream (the ring
+// wrapping with pads, the consumer now keeping up and now a batch behind,
+// its acks now prompt and now late): all arrive once, in the order sent.
+TEST(ScifDuplex, MessagesKeepTheirOrderAcrossTheDuplexLineAndTheRing)
+{
+    Link l;
+    uint64_t sent = 0, got_n = 0;
+    for (uint64_t round = 0; round < 4000; ++round) {
+        const size_t burst = 1 + round % 5;
+        for (size_t k = 0; k < burst; ++k) {
+            const size_t len = 1 + (sent * 7) % (sent % 4 == 0 ? 200 : kDuplexPayload);
+            if (!l.send(sent, len, sent % 3 != 1))
+                break;
+            ++sent;
+        }
+        uint64_t value = 0;
+        size_t len = 0;
+        const uint64_t upto = round % 4 == 0 ? got_n + 1 : sent;   // now and then a batch behind
+        while (got_n < upto && l.take(&value, &len)) {
+            const size_t want = 1 + (got_n * 7) % (got_n % 4 == 0 ? 200 : kDuplexPayload);
+            ASSERT_EQ(len, want) << "message " << got_n;
+            if (len >= sizeof value) {
+                ASSERT_EQ(value, got_n);
+            }
+            ++got_n;
+        }
+        if (round % 2 == 0)
+            l.rx.flush_ack();
+    }
+    uint64_t value = 0;
+    size_t len = 0;
+    while (l.take(&value, &len))
+        ++got_n;
+    EXPECT_EQ(got_n, sent);
+    EXPECT_GT(l.duplex_sent, 200u);
+}
+
+// The producer's half is free again only once the consumer says it took
+// the message (with its own message or flush_ack); until then sends go by
+// the ring, and a busy half is looked at again only every kBusySkips tries.
+TEST(ScifDuplex, TheHalfIsBusyUntilTheConsumerTellsIt)
+{
+    Link l;
+    const std::byte b[8] = {};
+    const auto type = static_cast<ChunkType>(kFirstUserType);
+    ASSERT_TRUE(l.tx.put(type, 7, {b, 8}, {}, 0));
+    EXPECT_FALSE(l.tx.put(type, 7, {b, 8}, {}, 0));
+    uint64_t value = 0;
+    size_t len = 0;
+    ASSERT_TRUE(l.take(&value, &len));
+    EXPECT_FALSE(l.tx.put(type, 7, {b, 8}, {}, 0)) << "free before the consumer told";
+    l.rx.flush_ack();
+    int tries = 1;
+    while (!l.tx.put(type, 7, {b, 8}, {}, 0) && tries <= static_cast<int>(Duplex::kBusySkips) + 1)
+        ++tries;
+    EXPECT_EQ(tries, static_cast<int>(Duplex::kBusySkips)) << "the skips after the refusals above";
+    // The consumer's own message carries its ack: the producer's half is
+    // free at once after the next take.
+    ASSERT_TRUE(l.take(&value, &len));
+    ASSERT_TRUE(l.rx.put(type, 7, {b, 8}, {}, 0));   // the other direction's half
+    EXPECT_TRUE(l.tx.put(type, 7, {b, 8}, {}, 0));
+}
+
+// The peer's half is hostile input: a length past the half is taken as a
+// pad (no payload handed out), and a message whose ring position is never
+// reached stays back while the ring's messages still come.
+TEST(ScifDuplex, AHostileHalfNeverSendsTheConsumerOutOfIt)
+{
+    Link l;
+    DuplexHalf &h = l.line.half[0];
+    h.meta = ring_detail::pack_meta(1000, static_cast<ChunkType>(kFirstUserType), 7);
+    h.pos = 0;
+    __atomic_store_n(&h.seq, ring_detail::seq_of(0), __ATOMIC_RELEASE);
+    Chunk c;
+    bool from_duplex = false;
+    ASSERT_TRUE(peek_message(l.ring.consumer, l.rx, &c, &from_duplex));
+    EXPECT_TRUE(from_duplex);
+    EXPECT_EQ(c.type, ChunkType::pad);
+    EXPECT_TRUE(c.payload.empty());
+    l.rx.consume();
+
+    h.meta = ring_detail::pack_meta(8, static_cast<ChunkType>(kFirstUserType), 7);
+    h.pos = 1000;
+    __atomic_store_n(&h.seq, ring_detail::seq_of(1), __ATOMIC_RELEASE);
+    EXPECT_FALSE(peek_message(l.ring.consumer, l.rx, &c, &from_duplex));
+    for (uint64_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(l.ring.send(i));
+        uint64_t value = 0;
+        size_t len = 0;
+        ASSERT_TRUE(l.take(&value, &len));
+        EXPECT_EQ(value, i);
+    }
+    EXPECT_FALSE(peek_message(l.ring.consumer, l.rx, &c, &from_duplex));
+}
