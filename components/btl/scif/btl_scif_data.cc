@@ -136,8 +136,9 @@ void ScifModule::flush_pending(ScifEndpoint &ep)
             const std::span<const std::byte> one[1] = {p.data};
             if (sc::try_send_message(*s, kAm, p.am_id, one) != 0)
                 break;
-        } else if (!p.started && s->single_copy) {
-            // Rendezvous: the peer reads our copy in one process_vm_readv.
+        } else if (!p.started && ep.peer_reads_us) {
+            // Rendezvous: the peer reads our copy in one process_vm_readv
+            // (it said in its hello or reply that it can).
             const RdvDesc d{reinterpret_cast<uintptr_t>(p.data.data()), p.data.size(),
                             ep.next_cookie};
             const std::span<const std::byte> desc[1] = {bytes(&d, sizeof d)};
@@ -327,6 +328,7 @@ int ScifModule::deliver_handshake(ScifEndpoint &ep, sc::Endpoint &s, int budget)
             const size_t len = type == kHello ? std::min(c.payload.size(), sizeof hello) : 0;
             if (len)
                 std::memcpy(hello, c.payload.data(), len);
+            ep.peer_reads_us = (c.tag & kHelloReadsPeer) != 0;
             s.rx.pop();
             ++events;
             if (type != kHello) {
@@ -342,6 +344,9 @@ int ScifModule::deliver_handshake(ScifEndpoint &ep, sc::Endpoint &s, int budget)
             }
         } else if (ep.phase == EpPhase::awaiting_reply) {
             const uint8_t answer = type == kHelloReply ? c.tag : uint8_t{kRefuse};
+            // The flags byte after the rank; a shorter reply says nothing.
+            ep.peer_reads_us = type == kHelloReply && c.payload.size() > sizeof(uint32_t) &&
+                               (static_cast<uint8_t>(c.payload[sizeof(uint32_t)]) & kHelloReadsPeer) != 0;
             s.rx.pop();
             ++events;
             handle_reply(ep, answer);

@@ -297,7 +297,7 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
             job.resize(kMaxJobId);
         const std::span<const std::byte> hello[2] = {bytes(&head, sizeof head),
                                                      bytes(job.data(), job.size())};
-        if (sc::try_send_message(*s, kHello, 0, hello) != 0) {
+        if (sc::try_send_message(*s, kHello, s->single_copy ? kHelloReadsPeer : 0, hello) != 0) {
             finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_IO, "btl/scif: cannot send the hello");
             return;
         }

@@ -99,6 +99,12 @@ struct RdvDesc {
 
 enum HelloAnswer : uint8_t { kAccept = 0, kDuplicate = 1, kRefuse = 2 };
 
+// What a side tells the other in its hello (the chunk's tag) and in its
+// hello reply (a byte after the rank): bit 0, process_vm_readv from this
+// side reaches the other (its probe word read back), so the other's large
+// data may wait in place for this side to read it. Absent: it may not.
+inline constexpr uint8_t kHelloReadsPeer = 1;
+
 enum class EpPhase {
     connecting,      // ours: the scif connect is not acked yet
     awaiting_reply,  // ours: hello sent, the acceptor's answer not yet seen
@@ -120,6 +126,10 @@ struct ScifEndpoint : weft::btl::EndpointBase {
     unsigned long connected_round = 0;
     // Accepted: when an unauthenticated connection is dropped.
     std::chrono::steady_clock::time_point hello_deadline{};
+    // The peer said (hello or reply) that it reads our memory with
+    // process_vm_readv: a rendezvous it reads, not fragments, carries our
+    // large data, and the runtime's rendezvous may ask it to get.
+    bool peer_reads_us = false;
     // Ours: the peer's card (its secret goes in the hello; the acceptor
     // must be its pid).
     Card card{};
