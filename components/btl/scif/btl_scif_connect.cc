@@ -130,25 +130,18 @@ void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
     ++*events;
     // Which path large data takes to this peer, said once per connection.
     if (const sc::Endpoint *s = sc::lookup(ep.epd)) {
-        if (s->single_copy && ep.peer_reads_us)
-            host_->log(&c_.component->base, WEFT_LOG_INFO,
-                       "btl/scif: rank %u (pid %d): large messages and put/get by single copy "
-                       "(process_vm_readv/writev)",
-                       ep.c.peer_rank, static_cast<int>(s->peer_pid));
-        else if (s->single_copy)
-            host_->log(&c_.component->base, WEFT_LOG_INFO,
-                       "btl/scif: rank %u (pid %d): put/get by single copy, but the kernel refuses "
-                       "that process process_vm_readv toward this one (its seccomp profile or "
-                       "ptrace rules), so large messages to it go in fragments through the shared "
-                       "ring",
-                       ep.c.peer_rank, static_cast<int>(s->peer_pid));
-        else
-            host_->log(&c_.component->base, WEFT_LOG_INFO,
-                       "btl/scif: rank %u (pid %d): the kernel refused process_vm_readv toward "
-                       "it (seccomp profile or ptrace rules; a real attempt failed): large "
-                       "messages go in fragments through the shared ring, put/get fail with "
-                       "not-supported",
-                       ep.c.peer_rank, static_cast<int>(s->peer_pid));
+        const char *how =
+            s->single_copy && ep.peer_reads_us
+                ? "large messages and put/get by single copy (process_vm_readv/writev)"
+            : s->single_copy
+                ? "put/get by single copy, but the kernel refuses that process process_vm_readv "
+                  "toward this one (its seccomp profile or ptrace rules), so large messages to it go "
+                  "in fragments through the shared ring"
+                : "the kernel refused process_vm_readv toward it (seccomp profile or ptrace rules; a "
+                  "real attempt failed): large messages go in fragments through the shared ring, "
+                  "put/get fail with not-supported";
+        host_->log(&c_.component->base, WEFT_LOG_INFO, "btl/scif: rank %u (pid %d): %s", ep.c.peer_rank,
+                   static_cast<int>(s->peer_pid), how);
     }
     if (announce) {
         // The peer may have sent right after its accept: that data waits for
