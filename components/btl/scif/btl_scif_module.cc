@@ -231,9 +231,12 @@ inline sc::Endpoint *ScifModule::plain(const ScifEndpoint &ep) const
 
 inline int ScifModule::receive(ScifEndpoint &ep, sc::Endpoint &s)
 {
+    const uint64_t head = s.rx.position();
     const int delivered = deliver_connected(ep, s, kDeliverBudget);
-    // The peer may sleep until we free ring room (one fence per batch).
-    if (delivered > 0 && s.rx.producer_sleeps())
+    // The peer may sleep until we free ring room (one fence per batch that
+    // freed some: messages from the duplex line free none, and the fence
+    // would sit between a ping-pong's message and its answer).
+    if (s.rx.position() != head && s.rx.producer_sleeps())
         sc::notify(s);
     return delivered;
 }
