@@ -42,10 +42,11 @@ inline int dial(unsigned port, unsigned uid = static_cast<unsigned>(geteuid()))
     return fd;
 }
 
-// Bytes of the segment of two rings of `cells` and the two sides' counters.
+// Bytes of the segment of two rings of `cells`, the two sides' counters and
+// the duplex line.
 inline size_t segment_bytes(uint32_t cells)
 {
-    const size_t total = 2 * ring_bytes(cells) + 2 * kCell;
+    const size_t total = 2 * ring_bytes(cells) + 2 * kCell + sizeof(DuplexShared);
     return (total + 4095) & ~size_t{4095};
 }
 
@@ -74,8 +75,10 @@ struct Conn {
 };
 
 // Dials port and sends a connect request with a segment of `cells` cells
-// (and segment_bytes(cells) + extra bytes), sealed as asked. 0 or -1.
-inline int send_request(Conn &c, unsigned port, uint32_t cells, Seal seal, size_t extra = 0)
+// (and segment_bytes(cells) + extra bytes), sealed as asked, its rings
+// marked with magic. 0 or -1.
+inline int send_request(Conn &c, unsigned port, uint32_t cells, Seal seal, size_t extra = 0,
+                        uint32_t magic = kRingMagic)
 {
     c.fd = dial(port);
     if (c.fd < 0)
@@ -95,6 +98,7 @@ inline int send_request(Conn &c, unsigned port, uint32_t cells, Seal seal, size_
     c.seg = static_cast<std::byte *>(p);
     ring_init(c.ring(0), cells);
     ring_init(c.ring(1), cells);
+    c.ring(0)->magic = c.ring(1)->magic = magic;
     CtrlMsg req{};
     req.type = CtrlType::connect_req;
     req.u.req.src_port = 4242;

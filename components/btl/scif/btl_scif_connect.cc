@@ -99,22 +99,26 @@ namespace {
 // so the ring has room; a peer already gone just never reads it.
 void send_reply(sc::Endpoint &s, HelloAnswer answer, uint32_t rank)
 {
-    const std::span<const std::byte> body[1] = {bytes(&rank, sizeof rank)};
+    const uint8_t flags = s.single_copy ? kHelloReadsPeer : 0;
+    const std::span<const std::byte> body[2] = {bytes(&rank, sizeof rank), bytes(&flags, sizeof flags)};
     if (sc::try_send_message(s, kHelloReply, answer, body) == 0 && s.tx.consumer_sleeps())
         sc::notify(s);
 }
 
 } // namespace
 
-// With single copy toward the peer, a message past single_copy_eager goes
-// faster as a rendezvous the runtime completes with put/get; without it the
+// With single copy both ways (we reach the peer, and its hello or reply said
+// it reaches us), a message past single_copy_eager goes faster as a
+// rendezvous the runtime completes with put/get; without it the
 // rendezvous data would cross the ring in chunks, slower than one eager
 // message, so the ring-sized limit of the module's caps stays. A limit the
 // user set (btl_scif_eager_limit) is the module's for every connection.
 void ScifModule::choose_eager_limit(ScifEndpoint &ep) const
 {
     const sc::Endpoint *s = sc::lookup(ep.epd);
-    const bool rdma = (c_.caps.flags & WEFT_BTL_FLAG_GET) && s && s->single_copy;
+    // Both ways: the runtime's rendezvous has the receiver get (it reads
+    // us) and, for some operations, this side put or get (we reach it).
+    const bool rdma = (c_.caps.flags & WEFT_BTL_FLAG_GET) && s && s->single_copy && ep.peer_reads_us;
     ep.c.eager_limit = config_.auto_eager && rdma ? std::min(config_.single_copy_eager, c_.caps.eager_limit) : 0;
 }
 
@@ -126,18 +130,18 @@ void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
     ++*events;
     // Which path large data takes to this peer, said once per connection.
     if (const sc::Endpoint *s = sc::lookup(ep.epd)) {
-        if (s->single_copy)
-            host_->log(&c_.component->base, WEFT_LOG_INFO,
-                       "btl/scif: rank %u (pid %d): large messages and put/get by single copy "
-                       "(process_vm_readv/writev)",
-                       ep.c.peer_rank, static_cast<int>(s->peer_pid));
-        else
-            host_->log(&c_.component->base, WEFT_LOG_INFO,
-                       "btl/scif: rank %u (pid %d): the kernel refused process_vm_readv toward "
-                       "it (seccomp profile or ptrace rules; a real attempt failed): large "
-                       "messages go in fragments through the shared ring, put/get fail with "
-                       "not-supported",
-                       ep.c.peer_rank, static_cast<int>(s->peer_pid));
+        const char *how =
+            s->single_copy && ep.peer_reads_us
+                ? "large messages and put/get by single copy (process_vm_readv/writev)"
+            : s->single_copy
+                ? "put/get by single copy, but the kernel refuses that process process_vm_readv "
+                  "toward this one (its seccomp profile or ptrace rules), so large messages to it go "
+                  "in fragments through the shared ring"
+                : "the kernel refused process_vm_readv toward it (seccomp profile or ptrace rules; a "
+                  "real attempt failed): large messages go in fragments through the shared ring, "
+                  "put/get fail with not-supported";
+        host_->log(&c_.component->base, WEFT_LOG_INFO, "btl/scif: rank %u (pid %d): %s", ep.c.peer_rank,
+                   static_cast<int>(s->peer_pid), how);
     }
     if (announce) {
         // The peer may have sent right after its accept: that data waits for
@@ -213,6 +217,7 @@ bool ScifModule::handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len)
         if (mine->epd >= 0)
             sc::close_endpoint(mine->epd);
         mine->epd = ep.epd;
+        mine->peer_reads_us = ep.peer_reads_us;
         ep.epd = -1;
         ep.reported = true;   // never announced
         ep.phase = EpPhase::dead;

@@ -104,16 +104,14 @@ int ScifModule::send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, i
 int ScifModule::sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
                       const void *payload, size_t payload_len)
 {
-    if (ep.closing || ep.phase == EpPhase::dead)
-        return WEFT_ERR_UNREACHABLE;
     if (hdr_len + payload_len > c_.caps.inline_max || (hdr_len && !hdr) ||
         (payload_len && !payload))
         return WEFT_ERR_BAD_PARAM;
-    if (ep.phase != EpPhase::connected || !ep.pending.empty())
-        return WEFT_ERR_AGAIN;
+    // The usual state in one test; the rest sorted out apart.
+    if (ep.phase != EpPhase::connected || ep.closing || !ep.pending.empty()) [[unlikely]]
+        return ep.closing || ep.phase == EpPhase::dead ? WEFT_ERR_UNREACHABLE : WEFT_ERR_AGAIN;
     sc::Endpoint *s = sc::lookup(ep.epd);
-    const std::span<const std::byte> pieces[2] = {bytes(hdr, hdr_len), bytes(payload, payload_len)};
-    int rc = sc::try_send_message(*s, kAm, am_id, pieces);
+    int rc = sc::try_send_message(*s, kAm, am_id, bytes(hdr, hdr_len), bytes(payload, payload_len));
     if (rc == 0) {
         if (s->tx.consumer_sleeps())
             sc::notify(*s);
@@ -138,8 +136,9 @@ void ScifModule::flush_pending(ScifEndpoint &ep)
             const std::span<const std::byte> one[1] = {p.data};
             if (sc::try_send_message(*s, kAm, p.am_id, one) != 0)
                 break;
-        } else if (!p.started && s->single_copy) {
-            // Rendezvous: the peer reads our copy in one process_vm_readv.
+        } else if (!p.started && ep.peer_reads_us) {
+            // Rendezvous: the peer reads our copy in one process_vm_readv
+            // (it said in its hello or reply that it can).
             const RdvDesc d{reinterpret_cast<uintptr_t>(p.data.data()), p.data.size(),
                             ep.next_cookie};
             const std::span<const std::byte> desc[1] = {bytes(&d, sizeof d)};
@@ -250,17 +249,24 @@ int ScifModule::deliver_connected(ScifEndpoint &ep, sc::Endpoint &s, int budget)
     sc::Chunk c;
     // An upcall may disconnect the endpoint (closing; it stays connected
     // until progress() ends it) but never ends it, so s stays valid.
-    while (events < budget && s.rx.peek(&c)) {
+    bool from_duplex = false;
+    int ring_events = 0;
+    while (events < budget && sc::peek_message(s, &c, &from_duplex)) {
         if (c.type == static_cast<sc::ChunkType>(kAm)) [[likely]] {
             if (recv)
                 recv(ctx, &ep.c, c.tag, c.payload.data(), c.payload.size());
-        } else {
+        } else if (c.type != sc::ChunkType::pad) {
             deliver_other(ep, c);
         }
-        s.rx.consume();
+        if (from_duplex) {
+            s.duplex.consume();
+        } else {
+            s.rx.consume();
+            ++ring_events;
+        }
         ++events;
     }
-    if (events > 0)
+    if (ring_events > 0)
         s.rx.publish_head();
     return events;
 }
@@ -322,6 +328,7 @@ int ScifModule::deliver_handshake(ScifEndpoint &ep, sc::Endpoint &s, int budget)
             const size_t len = type == kHello ? std::min(c.payload.size(), sizeof hello) : 0;
             if (len)
                 std::memcpy(hello, c.payload.data(), len);
+            ep.peer_reads_us = (c.tag & kHelloReadsPeer) != 0;
             s.rx.pop();
             ++events;
             if (type != kHello) {
@@ -337,6 +344,9 @@ int ScifModule::deliver_handshake(ScifEndpoint &ep, sc::Endpoint &s, int budget)
             }
         } else if (ep.phase == EpPhase::awaiting_reply) {
             const uint8_t answer = type == kHelloReply ? c.tag : uint8_t{kRefuse};
+            // The flags byte after the rank; a shorter reply says nothing.
+            ep.peer_reads_us = type == kHelloReply && c.payload.size() > sizeof(uint32_t) &&
+                               (static_cast<uint8_t>(c.payload[sizeof(uint32_t)]) & kHelloReadsPeer) != 0;
             s.rx.pop();
             ++events;
             handle_reply(ep, answer);

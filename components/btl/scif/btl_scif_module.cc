@@ -218,16 +218,27 @@ int ScifModule::card(void *buf, size_t *len)
 
 uint32_t ScifModule::my_rank() const { return c_.process ? c_.process->rank : UINT32_MAX; }
 
-inline bool ScifModule::idle(const ScifEndpoint &ep) const
+inline sc::Endpoint *ScifModule::plain(const ScifEndpoint &ep) const
 {
-    // A connected endpoint with nothing to send or acknowledge and nothing
-    // in its ring (the socket check has rounds of its own; a closing peer
-    // is noticed by advance()).
+    // A connected endpoint with nothing to send or acknowledge (the socket
+    // check has rounds of its own; a closing peer is noticed by advance()).
     if (ep.phase != EpPhase::connected || ep.closing || !ep.pending.empty() || !ep.acks_owed.empty() ||
         rounds_ % kSocketCheckRounds == 0)
-        return false;
+        return nullptr;
     sc::Endpoint *s = sc::lookup(ep.epd);
-    return s && !s->rx.ready() && !s->peer_closed();
+    return s && !s->peer_closed() ? s : nullptr;
+}
+
+inline int ScifModule::receive(ScifEndpoint &ep, sc::Endpoint &s)
+{
+    const uint64_t head = s.rx.position();
+    const int delivered = deliver_connected(ep, s, kDeliverBudget);
+    // The peer may sleep until we free ring room (one fence per batch that
+    // freed some: messages from the duplex line free none, and the fence
+    // would sit between a ping-pong's message and its answer).
+    if (s.rx.position() != head && s.rx.producer_sleeps())
+        sc::notify(s);
+    return delivered;
 }
 
 void ScifModule::advance(ScifEndpoint &ep, int *events)
@@ -289,7 +300,7 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
             job.resize(kMaxJobId);
         const std::span<const std::byte> hello[2] = {bytes(&head, sizeof head),
                                                      bytes(job.data(), job.size())};
-        if (sc::try_send_message(*s, kHello, 0, hello) != 0) {
+        if (sc::try_send_message(*s, kHello, s->single_copy ? kHelloReadsPeer : 0, hello) != 0) {
             finish(ep, WEFT_BTL_EP_FAILED, WEFT_ERR_IO, "btl/scif: cannot send the hello");
             return;
         }
@@ -334,7 +345,8 @@ void ScifModule::advance(ScifEndpoint &ep, int *events)
         sc::drain_control(*s);
     if (s->peer_closed()) {
         sc::Chunk c;
-        if (s->rx.peek(&c))
+        bool from_duplex;
+        if (sc::peek_message(*s, &c, &from_duplex))
             return;   // deliver what the peer sent before it went
         ++*events;
         const bool orderly = s->rx.producer_closed();
@@ -385,11 +397,28 @@ int ScifModule::progress()
     if (rounds_ % kAcceptRounds == 1 || endpoints_.empty() || woken)
         accept_new(&events);
     // Index loop: upcalls may start new connections (push_back).
-    // The idle check here, inline: the common poll finds every endpoint idle
-    // and never pays advance()'s call (its frame saves six registers).
-    for (size_t i = 0; i < endpoints_.size(); ++i)
-        if (ScifEndpoint &ep = *endpoints_[i]; !idle(ep))
-            advance(ep, &events);
+    // A plain endpoint (see plain()) is polled here, inline: the common poll
+    // finds its ring empty and never pays advance()'s call (its frame saves
+    // six registers), and messages go from here straight to
+    // deliver_connected. Those deliveries alone never end an endpoint, so
+    // they do not count toward the reap() below.
+    int delivered = 0;
+    for (size_t i = 0; i < endpoints_.size(); ++i) {
+        ScifEndpoint &ep = *endpoints_[i];
+        if (sc::Endpoint *s = plain(ep)) {
+            if (!s->rx.ready() && !s->duplex.ready()) {
+                s->duplex.flush_ack();
+                continue;
+            }
+            if (ep.connected_round != rounds_) {
+                delivered += receive(ep, *s);
+                // An upcall may have queued a send, owe an ack or disconnect.
+                if (plain(ep) == s)
+                    continue;
+            }
+        }
+        advance(ep, &events);
+    }
     if (!completions_.empty()) {
         std::vector<Completion> done;
         done.swap(completions_);
@@ -403,7 +432,7 @@ int ScifModule::progress()
     if (events > 0 || rounds_ % 64 == 0)
         reap();
     in_progress_ = false;
-    return events;
+    return events + delivered;
 }
 
 void ScifModule::watch(int epd)
@@ -447,7 +476,8 @@ bool ScifModule::has_work()
         if (!s || s->state != sc::State::connected)
             continue;   // a connect in flight: its ack arrives on the socket
         sc::Chunk c;
-        if (s->rx.peek(&c) || s->peer_closed())
+        bool from_duplex;
+        if (sc::peek_message(*s, &c, &from_duplex) || s->peer_closed())
             return true;
         if ((!e->pending.empty() || !e->acks_owed.empty()) && s->tx.has_room(sc::kCell))
             return true;

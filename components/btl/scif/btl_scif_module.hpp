@@ -99,6 +99,12 @@ struct RdvDesc {
 
 enum HelloAnswer : uint8_t { kAccept = 0, kDuplicate = 1, kRefuse = 2 };
 
+// What a side tells the other in its hello (the chunk's tag) and in its
+// hello reply (a byte after the rank): bit 0, process_vm_readv from this
+// side reaches the other (its probe word read back), so the other's large
+// data may wait in place for this side to read it. Absent: it may not.
+inline constexpr uint8_t kHelloReadsPeer = 1;
+
 enum class EpPhase {
     connecting,      // ours: the scif connect is not acked yet
     awaiting_reply,  // ours: hello sent, the acceptor's answer not yet seen
@@ -120,6 +126,10 @@ struct ScifEndpoint : weft::btl::EndpointBase {
     unsigned long connected_round = 0;
     // Accepted: when an unauthenticated connection is dropped.
     std::chrono::steady_clock::time_point hello_deadline{};
+    // The peer said (hello or reply) that it reads our memory with
+    // process_vm_readv: a rendezvous it reads, not fragments, carries our
+    // large data, and the runtime's rendezvous may ask it to get.
+    bool peer_reads_us = false;
     // Ours: the peer's card (its secret goes in the hello; the acceptor
     // must be its pid).
     Card card{};
@@ -189,8 +199,12 @@ public:
 
 private:
     void accept_new(int *events);
-    // Nothing to do for ep this round (the idle poll's question).
-    [[gnu::always_inline]] inline bool idle(const ScifEndpoint &ep) const;
+    // ep's connection when ep is connected with nothing to send or
+    // acknowledge, its peer there and no socket check due this round: then
+    // polling its ring is all there is to do. Else null (advance()).
+    [[gnu::always_inline]] inline weft::scif::Endpoint *plain(const ScifEndpoint &ep) const;
+    // A plain endpoint's messages, to the recv upcall; the events.
+    [[gnu::always_inline]] inline int receive(ScifEndpoint &ep, weft::scif::Endpoint &s);
     [[gnu::noinline]] void advance(ScifEndpoint &ep, int *events);
     void flush_pending(ScifEndpoint &ep);
     void flush_acks(ScifEndpoint &ep);

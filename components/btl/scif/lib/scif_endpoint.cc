@@ -140,9 +140,9 @@ bool probe_single_copy(pid_t pid, uint64_t addr, uint64_t expect)
 }
 
 // Segment layout: ring connector->acceptor, ring acceptor->connector, then
-// the connector's and the acceptor's SideShared.
+// the connector's and the acceptor's SideShared, then the DuplexShared line.
 struct Layout {
-    size_t c2s, s2c, side_c, side_s, total;
+    size_t c2s, s2c, side_c, side_s, duplex, total;
 };
 Layout layout(uint32_t cells)
 {
@@ -151,7 +151,8 @@ Layout layout(uint32_t cells)
     l.s2c = ring_bytes(cells);
     l.side_c = 2 * ring_bytes(cells);
     l.side_s = l.side_c + sizeof(SideShared);
-    l.total = l.side_s + sizeof(SideShared);
+    l.duplex = l.side_s + sizeof(SideShared);
+    l.total = l.duplex + sizeof(DuplexShared);
     l.total = (l.total + 4095) & ~size_t{4095};
     return l;
 }
@@ -167,6 +168,7 @@ void attach(Endpoint &ep, bool connector, uint32_t cells)
     ep.rx = RingConsumer(connector ? s2c : c2s);
     ep.mine = connector ? sc : ss;
     ep.theirs = connector ? ss : sc;
+    ep.duplex = Duplex(reinterpret_cast<DuplexShared *>(ep.segment.data() + l.duplex), connector);
 }
 
 // First touch of the ring this side receives on, so its pages come from the
@@ -526,6 +528,10 @@ const char *complete_accept(Endpoint &lis, Endpoint &ep, std::span<const std::by
     }
     auto *c2s = reinterpret_cast<RingShared *>(ep.segment.data() + l.c2s);
     auto *s2c = reinterpret_cast<RingShared *>(ep.segment.data() + l.s2c);
+    if ((c2s->magic != kRingMagic && (c2s->magic >> 8) == (kRingMagic >> 8)) ||
+        (s2c->magic != kRingMagic && (s2c->magic >> 8) == (kRingMagic >> 8)))
+        return "its rings are of another ring version (\"RIN\" and a digit other than this side's): "
+               "the peer runs a different weft build; use one build for the whole job";
     if (c2s->magic != kRingMagic || s2c->magic != kRingMagic || c2s->cells != cells ||
         s2c->cells != cells)
         return "its ring segment holds no valid rings";

@@ -118,6 +118,7 @@ public:
     RingConsumer rx;
     SideShared *mine = nullptr;
     SideShared *theirs = nullptr;
+    Duplex duplex;   // small messages of the internal users (see scif_ring.hpp)
     size_t rx_offset = 0;          // bytes of the head stream chunk already received
     std::vector<Window> windows;         // registered here
     std::vector<Window> remote_windows;  // registered by the peer, as it told us
@@ -244,6 +245,27 @@ inline int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag,
     }
     ep.tx.publish(static_cast<ChunkType>(type), tag);
     return 0;
+}
+
+// The same for a message in two pieces (a header and its payload): one that
+// fits goes through the duplex line when our half is free, else one that
+// fits a cell takes the ring's one-cell path. Read with peek_message().
+inline int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag, std::span<const std::byte> a,
+                            std::span<const std::byte> b)
+{
+    const auto t = static_cast<ChunkType>(type);
+    if (ep.duplex.put(t, tag, a, b, ep.tx.position()) ||
+        (a.size() + b.size() <= kCellPayload && ep.tx.put_cell(t, tag, a, b)))
+        return 0;
+    const std::span<const std::byte> pieces[2] = {a, b};
+    return try_send_message(ep, type, tag, pieces);
+}
+
+// The next message of an internal user's connection in the order sent, from
+// the ring or the duplex line: see peek_message in scif_ring.hpp.
+inline bool peek_message(Endpoint &ep, Chunk *out, bool *from_duplex)
+{
+    return peek_message(ep.rx, ep.duplex, out, from_duplex);
 }
 
 // Largest message try_send_message() takes on ep.

@@ -17,6 +17,7 @@ RingProducer::RingProducer(RingShared *ring)
     : r_(ring), cells_(ring->cell0), mask_(ring->cells - 1),
       max_chunk_(std::min<size_t>(size_t{ring->cells / 2} * kCell - kChunkHeader - kCell,
                                   kMaxChunkLen)),
+      plain_cells_(ring->cells >= 4 * kHotCells ? kHotCells : ring->cells),
       written_(ring->cells, 0)   // a fresh ring is zeroed
 {
 }
@@ -38,12 +39,6 @@ void RingProducer::pad_to_end()
         tail_ += n;
         left -= n;
     }
-}
-
-bool RingProducer::consumer_sleeps() const
-{
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    return std::atomic_ref<uint32_t>(r_->consumer_waiting).load(std::memory_order_relaxed) != 0;
 }
 
 void RingProducer::mark_closed()
@@ -79,12 +74,6 @@ void RingConsumer::set_waiting(bool on)
 {
     std::atomic_ref<uint32_t>(r_->consumer_waiting).store(on ? 1 : 0, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
-}
-
-bool RingConsumer::producer_sleeps() const
-{
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    return std::atomic_ref<uint32_t>(r_->producer_waiting).load(std::memory_order_relaxed) != 0;
 }
 
 } // namespace weft::scif

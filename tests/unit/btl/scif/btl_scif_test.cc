@@ -433,6 +433,67 @@ TEST_F(BtlScif, ConnectionsWithoutSingleCopyKeepTheRingLimit)
     EXPECT_TRUE(r.empty()) << r;
 }
 
+// Only the accepting side is under a seccomp filter that refuses
+// process_vm_readv: it cannot read the connector, the connector can read it.
+// Its hello reply says so, so the connector sends its large messages in
+// fragments, not as a rendezvous the acceptor would fail to read (before
+// the reply carried it, they were dropped), and keeps the ring-sized eager
+// limit; the acceptor's large messages go by rendezvous, which the connector
+// reads.
+TEST_F(BtlScif, ASideThatCannotReadItsPeerGetsItsLargeMessagesInFragments)
+{
+    std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        if (ctx.side == Side::child && !weft::test::forbid_process_vm())
+            return "skip: cannot install a seccomp filter here";
+        weft_btl_endpoint_t *ep = nullptr;
+        if (auto err = connect_from_parent(ctx, &ep); !err.empty())
+            return err;
+        const std::vector<size_t> sizes = {65537, (size_t{1} << 20) + 3};
+        const size_t back = (size_t{1} << 20) + 7;
+        auto limit = [](const weft_btl_endpoint_t *e) -> std::string {
+            if (WEFT_HAS_MEMBER(e, weft_btl_endpoint_t, eager_limit) && e->eager_limit != 0)
+                return "eager_limit " + std::to_string(e->eager_limit) + ", not the ring's (0)";
+            return "";
+        };
+        if (ctx.side == Side::parent) {
+            for (size_t n : sizes)
+                if (int rc = send_bytes(h, ep, 11, pattern(n, static_cast<uint32_t>(n))); rc)
+                    return "send " + std::to_string(n) + ": " + weft_status_string(rc);
+            if (auto err = limit(ep); !err.empty())
+                return "connector: " + err;
+            if (!h.progress_until([&] { return !h.deliveries.empty(); }))
+                return "nothing back: " + h.failure();
+            const auto &d = h.deliveries[0];
+            if (d.data.size() != back || checksum(d.data) != checksum(pattern(back, 5)))
+                return "the acceptor's " + std::to_string(back) + " bytes arrived as " +
+                       std::to_string(d.data.size()) + " bytes or corrupted";
+            ctx.channel.send(std::string("read"));   // the acceptor's copy may go
+            return "";
+        }
+        if (!h.progress_until([&] { return h.deliveries.size() == sizes.size(); }))
+            return "got " + std::to_string(h.deliveries.size()) + " of " + std::to_string(sizes.size()) +
+                   " large messages: " + h.failure();
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            const auto &d = h.deliveries[i];
+            if (d.data.size() != sizes[i] ||
+                checksum(d.data) != checksum(pattern(sizes[i], static_cast<uint32_t>(sizes[i]))))
+                return "message of " + std::to_string(sizes[i]) + " bytes corrupted";
+        }
+        if (auto err = limit(h.deliveries[0].ep); !err.empty())
+            return "acceptor: " + err;
+        if (int rc = send_bytes(h, h.deliveries[0].ep, 12, pattern(back, 5)); rc)
+            return "send back: " + std::string(weft_status_string(rc));
+        // The copy stays until the connector has read it (or the wait's bound).
+        if (!ctx.channel.receive(std::chrono::milliseconds(30'000)))
+            return "the connector never said it read the rendezvous copy";
+        return "";
+    });
+    if (r.find("skip:") != std::string::npos)
+        GTEST_SKIP() << r;
+    EXPECT_TRUE(r.empty()) << r;
+}
+
 // btl_scif_eager_limit set by the user is the limit of every connection.
 TEST(BtlScifUserEagerLimit, WinsOverTheSingleCopyLimit)
 {

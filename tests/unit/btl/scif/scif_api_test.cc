@@ -629,6 +629,28 @@ TEST(ScifApi, AcceptRefusesSegmentsThePeerCouldResize)
     scif_close(a);
 }
 
+// A connector of the previous ring version (no duplex line: it would never
+// read the small messages put there) is refused, and so is one with no
+// ring magic at all; the control of this version is accepted.
+TEST(ScifApi, AcceptRefusesRingsOfAnotherVersion)
+{
+    using namespace weft::test::scif_raw;
+    Listener l;
+    scif_port_id peer{};
+    scif_epd_t a = -1;
+    for (uint32_t magic : {0x52494e33u /* "RIN3" */, 0u}) {
+        Conn conn;
+        ASSERT_EQ(send_request(conn, static_cast<unsigned>(l.port), 1024, Seal::all, 0, magic), 0);
+        EXPECT_EQ(scif_accept(l.epd, &peer, &a, 0), -1) << std::hex << magic << ": accepted";
+        EXPECT_TRUE(hung_up(conn.fd)) << std::hex << magic << ": the refused connection is still open";
+    }
+    Conn good;
+    ASSERT_EQ(send_request(good, static_cast<unsigned>(l.port), 1024, Seal::all), 0);
+    ASSERT_EQ(scif_accept(l.epd, &peer, &a, SCIF_ACCEPT_SYNC), 0);
+    EXPECT_EQ(ack_answer(good.fd), 1);
+    scif_close(a);
+}
+
 // A connector that never sends its connect request does not hold up the
 // accept of the next one (it stays half-open until its deadline).
 TEST(ScifApi, SilentConnectorDoesNotHoldUpAccept)

@@ -31,8 +31,24 @@ struct Ring {
     RingProducer producer;
     RingConsumer consumer;
 
+    // send() of a chunk that fits a cell tries put_cell first (the btl's
+    // small-message path), its payload in two pieces.
+    bool cell_path = false;
+    uint64_t cell_sends = 0;
+
     bool send(uint64_t value, size_t len = sizeof(uint64_t))
     {
+        if (cell_path && len <= kCellPayload) {
+            std::byte buf[kCellPayload];
+            std::memset(buf, static_cast<int>(value & 0xff), len);
+            std::memcpy(buf, &value, std::min(len, sizeof value));
+            const size_t split = std::min<size_t>(len, 3);
+            if (producer.put_cell(static_cast<ChunkType>(kFirstUserType), 7, {buf, split},
+                                  {buf + split, len - split})) {
+                ++cell_sends;
+                return true;
+            }
+        }
         if (!producer.has_room(len))
             return false;
         auto dst = producer.reserve(len);
@@ -88,11 +104,10 @@ struct Ring {
     }
 };
 
-} // namespace
-
-TEST(ScifRing, SmallMessagesTheConsumerKeepsUpWithStayInTheHotCells)
+void small_messages_stay_in_the_hot_cells(bool cell_path)
 {
     Ring r(32768);   // 2 MiB: the pad back to cell 0 takes two pieces
+    r.cell_path = cell_path;
     size_t furthest = 0;
     for (uint64_t i = 0; i < 5 * kHotCells; ++i) {
         ASSERT_TRUE(r.send(i)) << i;
@@ -104,36 +119,80 @@ TEST(ScifRing, SmallMessagesTheConsumerKeepsUpWithStayInTheHotCells)
     }
     EXPECT_LE(furthest, size_t{kHotCells + 1} * kCell);
     EXPECT_TRUE(r.producer.empty());
+    if (cell_path) {
+        EXPECT_GT(r.cell_sends, 4 * kHotCells);
+    }
 }
 
-TEST(ScifRing, ABurstFillsTheWholeRingAndArrivesInOrder)
+} // namespace
+
+TEST(ScifRing, SmallMessagesTheConsumerKeepsUpWithStayInTheHotCells)
 {
-    Ring r(8 * kHotCells);
-    const size_t len = 200;   // 4 cells each
-    uint64_t sent = 0;
-    while (r.send(sent, len))
-        ++sent;
-    EXPECT_GT(sent * 4, size_t{7} * kHotCells);   // far past the hot cells
-    uint64_t got = 0;
-    size_t off = 0, n = 0;
-    size_t furthest = 0;
-    for (uint64_t i = 0; i < sent; ++i) {
-        ASSERT_TRUE(r.take(&got, &off, &n)) << i;
-        ASSERT_EQ(got, i);
-        ASSERT_EQ(n, len);
-        furthest = std::max(furthest, off);
-    }
-    EXPECT_GT(furthest, size_t{4} * kHotCells * kCell);
-    EXPECT_FALSE(r.take(&got, &off));
-    // Interleaved again after the burst: everything still arrives.
-    for (uint64_t i = 0; i < 3 * kHotCells; ++i) {
-        ASSERT_TRUE(r.send(1000000 + i, 1 + i % 300));
-        ASSERT_TRUE(r.take(&got, &off, &n));
-        ASSERT_EQ(n, 1 + i % 300);
-        if (n >= sizeof got) {
-            ASSERT_EQ(got, 1000000 + i);
+    small_messages_stay_in_the_hot_cells(false);
+}
+
+TEST(ScifRing, OneCellMessagesTheConsumerKeepsUpWithStayInTheHotCells)
+{
+    small_messages_stay_in_the_hot_cells(true);
+}
+
+// One-cell chunks by put_cell, longer ones by reserve/publish, in one
+// stream that wraps many times, the consumer now keeping up and now
+// lagging a batch behind: every chunk arrives once, in order, whole.
+TEST(ScifRing, OneCellChunksMixedWithLongerOnesArriveInOrder)
+{
+    for (uint32_t cells : {64u, 32768u}) {
+        Ring r(cells);
+        r.cell_path = true;
+        uint64_t sent = 0, got_n = 0;
+        for (uint64_t round = 0; round < 4 * kHotCells; ++round) {
+            const size_t burst = round % 7 == 0 ? 40 : 1;
+            for (size_t k = 0; k < burst; ++k, ++sent) {
+                const size_t len = 1 + (sent * 13) % (sent % 5 == 0 ? 300 : kCellPayload);
+                if (!r.send(sent, len))
+                    break;
+            }
+            uint64_t got = 0;
+            size_t off = 0, len = 0;
+            while (got_n < sent && r.take(&got, &off, &len)) {
+                const size_t want = 1 + (got_n * 13) % (got_n % 5 == 0 ? 300 : kCellPayload);
+                ASSERT_EQ(len, want) << cells << " chunk " << got_n;
+                if (len >= sizeof got) {
+                    ASSERT_EQ(got, got_n) << cells;
+                }
+                const auto fill = static_cast<std::byte>(got_n & 0xff);
+                const std::byte *p = r.shared->cell0 + off;
+                for (size_t b = sizeof got; b < len; ++b)
+                    ASSERT_EQ(p[b], fill) << cells << " chunk " << got_n << " byte " << b;
+                ++got_n;
+            }
         }
+        EXPECT_GT(r.cell_sends, 2 * kHotCells) << cells;
+        EXPECT_TRUE(r.producer.empty()) << cells;
     }
+}
+
+// put_cell answers from the head it last read: a full ring stays full to it
+// after the consumer frees cells, until has_room() reads the head again.
+TEST(ScifRing, TheCellPathDeclinesAFullRingUntilTheHeadIsRead)
+{
+    Ring r(64);
+    r.cell_path = true;
+    uint64_t sent = 0;
+    while (r.send(sent))
+        ++sent;
+    EXPECT_EQ(sent, 64u);
+    EXPECT_EQ(r.cell_sends, 64u);
+    uint64_t got = 0;
+    for (uint64_t i = 0; i < sent; ++i) {
+        ASSERT_TRUE(r.consume(&got));
+        ASSERT_EQ(got, i);
+    }
+    r.consumer.publish_head();
+    const std::byte b[8] = {};
+    EXPECT_FALSE(r.producer.put_cell(static_cast<ChunkType>(kFirstUserType), 7, {b, 8}, {}));
+    EXPECT_TRUE(r.producer.has_room(8));
+    EXPECT_TRUE(r.producer.put_cell(static_cast<ChunkType>(kFirstUserType), 7, {b, 8}, {}));
 }
 
 // The btl frees a batch of chunks with consume() and returns their credit
@@ -214,7 +273,9 @@ TEST(ScifRing, APublishLeavesTheNextStartAloneWhenItCannotLookPublished)
 // carries one; then the second lap goes one small chunk at a time (its
 // starts land on those cells, and so does the pad at the end), and each
 // time the consumer sees the chunk just sent and nothing else.
-TEST(ScifRing, StalePayloadThatLooksLikeTheNextLapsHeaderIsNeverRead)
+namespace {
+
+void stale_payload_is_never_read(bool cell_path)
 {
     constexpr uint32_t kCells = 64;
     Ring r(kCells);
@@ -233,7 +294,23 @@ TEST(ScifRing, StalePayloadThatLooksLikeTheNextLapsHeaderIsNeverRead)
         ASSERT_TRUE(r.consume(&got)) << i;
         ASSERT_EQ(got, 1000 + i);
         r.consumer.publish_head();
+        r.cell_path = cell_path;   // the lures went the long way; the second lap this way
     }
+    if (cell_path) {
+        EXPECT_GT(r.cell_sends, kCells);
+    }
+}
+
+} // namespace
+
+TEST(ScifRing, StalePayloadThatLooksLikeTheNextLapsHeaderIsNeverRead)
+{
+    stale_payload_is_never_read(false);
+}
+
+TEST(ScifRing, StalePayloadIsNeverReadAfterAOneCellChunk)
+{
+    stale_payload_is_never_read(true);
 }
 
 // The same for the start of a pad's second piece: a 2 MiB ring's first lap
@@ -280,4 +357,148 @@ TEST(ScifRing, BackToCellZeroLeavesThePadBeforeTheHeadReadable)
         }
     }
     EXPECT_TRUE(r.producer.empty());
+}
+
+namespace {
+
+// The two ways of one direction of a connection: the ring and the duplex
+// line (the producer writes the connector's half).
+struct Link {
+    Ring ring{64};
+    DuplexShared line{};
+    Duplex tx{&line, true};
+    Duplex rx{&line, false};
+    uint64_t duplex_sent = 0;
+
+    // value as a len-byte message through the duplex line when asked and
+    // its half is free, else through the ring (false if it has no room).
+    bool send(uint64_t value, size_t len, bool try_duplex)
+    {
+        std::byte buf[kDuplexPayload];
+        if (try_duplex && len <= sizeof buf) {
+            std::memset(buf, static_cast<int>(value & 0xff), len);
+            std::memcpy(buf, &value, std::min(len, sizeof value));
+            const size_t split = std::min<size_t>(len, 5);
+            if (tx.put(static_cast<ChunkType>(kFirstUserType), 7, {buf, split}, {buf + split, len - split},
+                       ring.producer.position())) {
+                ++duplex_sent;
+                return true;
+            }
+        }
+        return ring.send(value, len);
+    }
+    // The next message in order: its value and length; taken.
+    bool take(uint64_t *value, size_t *len)
+    {
+        Chunk c;
+        bool from_duplex = false;
+        if (!peek_message(ring.consumer, rx, &c, &from_duplex))
+            return false;
+        EXPECT_EQ(c.tag, 7);
+        *value = 0;
+        std::memcpy(value, c.payload.data(), std::min(c.payload.size(), sizeof *value));
+        *len = c.payload.size();
+        if (from_duplex)
+            rx.consume();
+        else
+            ring.consumer.pop();
+        return true;
+    }
+};
+
+} // namespace
+
+// Messages through the duplex line and the ring in one stream (the ring
+// wrapping with pads, the consumer now keeping up and now a batch behind,
+// its acks now prompt and now late): all arrive once, in the order sent.
+TEST(ScifDuplex, MessagesKeepTheirOrderAcrossTheDuplexLineAndTheRing)
+{
+    Link l;
+    uint64_t sent = 0, got_n = 0;
+    for (uint64_t round = 0; round < 4000; ++round) {
+        const size_t burst = 1 + round % 5;
+        for (size_t k = 0; k < burst; ++k) {
+            const size_t len = 1 + (sent * 7) % (sent % 4 == 0 ? 200 : kDuplexPayload);
+            if (!l.send(sent, len, sent % 3 != 1))
+                break;
+            ++sent;
+        }
+        uint64_t value = 0;
+        size_t len = 0;
+        const uint64_t upto = round % 4 == 0 ? got_n + 1 : sent;   // now and then a batch behind
+        while (got_n < upto && l.take(&value, &len)) {
+            const size_t want = 1 + (got_n * 7) % (got_n % 4 == 0 ? 200 : kDuplexPayload);
+            ASSERT_EQ(len, want) << "message " << got_n;
+            if (len >= sizeof value) {
+                ASSERT_EQ(value, got_n);
+            }
+            ++got_n;
+        }
+        if (round % 2 == 0)
+            l.rx.flush_ack();
+    }
+    uint64_t value = 0;
+    size_t len = 0;
+    while (l.take(&value, &len))
+        ++got_n;
+    EXPECT_EQ(got_n, sent);
+    EXPECT_GT(l.duplex_sent, 200u);
+}
+
+// The producer's half is free again only once the consumer says it took
+// the message (with its own message or flush_ack); until then sends go by
+// the ring, and a busy half is looked at again only every kBusySkips tries.
+TEST(ScifDuplex, TheHalfIsBusyUntilTheConsumerTellsIt)
+{
+    Link l;
+    const std::byte b[8] = {};
+    const auto type = static_cast<ChunkType>(kFirstUserType);
+    ASSERT_TRUE(l.tx.put(type, 7, {b, 8}, {}, 0));
+    EXPECT_FALSE(l.tx.put(type, 7, {b, 8}, {}, 0));
+    uint64_t value = 0;
+    size_t len = 0;
+    ASSERT_TRUE(l.take(&value, &len));
+    EXPECT_FALSE(l.tx.put(type, 7, {b, 8}, {}, 0)) << "free before the consumer told";
+    l.rx.flush_ack();
+    int tries = 1;
+    while (!l.tx.put(type, 7, {b, 8}, {}, 0) && tries <= static_cast<int>(Duplex::kBusySkips) + 1)
+        ++tries;
+    EXPECT_EQ(tries, static_cast<int>(Duplex::kBusySkips)) << "the skips after the refusals above";
+    // The consumer's own message carries its ack: the producer's half is
+    // free at once after the next take.
+    ASSERT_TRUE(l.take(&value, &len));
+    ASSERT_TRUE(l.rx.put(type, 7, {b, 8}, {}, 0));   // the other direction's half
+    EXPECT_TRUE(l.tx.put(type, 7, {b, 8}, {}, 0));
+}
+
+// The peer's half is hostile input: a length past the half is taken as a
+// pad (no payload handed out), and a message whose ring position is never
+// reached stays back while the ring's messages still come.
+TEST(ScifDuplex, AHostileHalfNeverSendsTheConsumerOutOfIt)
+{
+    Link l;
+    DuplexHalf &h = l.line.half[0];
+    h.meta = ring_detail::pack_meta(1000, static_cast<ChunkType>(kFirstUserType), 7);
+    h.pos = 0;
+    __atomic_store_n(&h.seq, ring_detail::seq_of(0), __ATOMIC_RELEASE);
+    Chunk c;
+    bool from_duplex = false;
+    ASSERT_TRUE(peek_message(l.ring.consumer, l.rx, &c, &from_duplex));
+    EXPECT_TRUE(from_duplex);
+    EXPECT_EQ(c.type, ChunkType::pad);
+    EXPECT_TRUE(c.payload.empty());
+    l.rx.consume();
+
+    h.meta = ring_detail::pack_meta(8, static_cast<ChunkType>(kFirstUserType), 7);
+    h.pos = 1000;
+    __atomic_store_n(&h.seq, ring_detail::seq_of(1), __ATOMIC_RELEASE);
+    EXPECT_FALSE(peek_message(l.ring.consumer, l.rx, &c, &from_duplex));
+    for (uint64_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(l.ring.send(i));
+        uint64_t value = 0;
+        size_t len = 0;
+        ASSERT_TRUE(l.take(&value, &len));
+        EXPECT_EQ(value, i);
+    }
+    EXPECT_FALSE(peek_message(l.ring.consumer, l.rx, &c, &from_duplex));
 }
