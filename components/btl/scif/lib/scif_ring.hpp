@@ -464,7 +464,11 @@ inline bool Duplex::put(ChunkType type, uint8_t tag, std::span<const std::byte> 
     weft::cutil::copy_bytes(mine_->payload + a.size(), b.data(), b.size());
     mine_->meta = ring_detail::pack_meta(static_cast<uint32_t>(len), type, tag);
     mine_->pos = static_cast<uint32_t>(ring_pos);
-    mine_->ack = told_ = taken_;   // in the line we write anyway
+    // The ack rides in the line we write anyway. The other side reads it
+    // without looking at seq, so it is a release store of its own (a plain
+    // mov on x86): our reads of its half come before it reuses that half.
+    told_ = taken_;
+    __atomic_store_n(&mine_->ack, taken_, __ATOMIC_RELEASE);
     __atomic_store_n(&mine_->seq, ring_detail::seq_of(sent_), __ATOMIC_RELEASE);
     ++sent_;
     return true;
