@@ -288,7 +288,7 @@ void SelfModule::deliver(Event &e)
     }
 }
 
-int SelfModule::progress()
+int SelfModule::deliver_queued()
 {
     // An upcall that calls progress() gets nothing: upcalls are never
     // re-entered, and the outer call keeps the order.
