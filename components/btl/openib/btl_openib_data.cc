@@ -53,56 +53,15 @@ void Module::verbs_failed(Endpoint &ep, const char *call, int rc)
     fail(ep, WEFT_ERR_IO, std::string(call) + " failed: " + std::strerror(rc));
 }
 
-// Posts one frame with the credits owed to the peer. The caller checked
-// the credit (data frames) and a send-queue slot.
-int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,
-                       size_t total)
+inline int Module::post_wr(Endpoint &ep, ibv_send_wr &wr, uint8_t am_id, FrameKind kind, uint32_t slot,
+                           uint32_t sbuf)
 {
     Imm imm;
     imm.am_id = am_id;
     imm.kind = kind;
     imm.data_credits = std::min(ep.owed_data, kMaxDataCredits);
     imm.control_credits = std::min(ep.owed_control, kMaxControlCredits);
-    ibv_sge sge[4];
-    ibv_send_wr wr{};
-    wr.opcode = IBV_WR_SEND_WITH_IMM;
     wr.imm_data = htobe32(encode_imm(imm));
-    wr.sg_list = sge;
-    uint32_t slot = 0;
-    uint32_t sbuf = UINT32_MAX;
-    if (total == 0 || (total <= ep.inline_max && iovcnt <= static_cast<int>(ep.max_sge))) {
-        // Inline: the device copies the bytes at post time, no buffer needed.
-        int n = 0;
-        for (int i = 0; i < iovcnt; ++i) {
-            if (iov[i].iov_len == 0)
-                continue;
-            sge[n].addr = reinterpret_cast<uintptr_t>(iov[i].iov_base);
-            sge[n].length = static_cast<uint32_t>(iov[i].iov_len);
-            sge[n].lkey = 0;
-            ++n;
-        }
-        wr.num_sge = n;
-        if (n)
-            wr.send_flags |= IBV_SEND_INLINE;
-        // Slot 1 marks the close frame: its completion means every frame is out.
-        slot = kind == FrameKind::close ? 1 : 0;
-    } else {
-        if (free_sbufs_.empty())
-            return WEFT_ERR_AGAIN;
-        sbuf = free_sbufs_.back();
-        std::byte *dst = sbufs_.get() + size_t{sbuf} * config_.buf_size;
-        size_t at = 0;
-        for (int i = 0; i < iovcnt; ++i) {
-            if (iov[i].iov_len)
-                std::memcpy(dst + at, iov[i].iov_base, iov[i].iov_len);
-            at += iov[i].iov_len;
-        }
-        sge[0].addr = reinterpret_cast<uintptr_t>(dst);
-        sge[0].length = static_cast<uint32_t>(total);
-        sge[0].lkey = sreg_->mr->lkey;
-        wr.num_sge = total ? 1 : 0;
-        slot = sbuf;
-    }
     // Inline frames are signaled only now and then (a completion costs a
     // poll and a pass through on_completion); a signaled one retires the
     // unsignaled work requests before it, which it counts.
@@ -138,6 +97,45 @@ int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct
     if (sbuf != UINT32_MAX)
         free_sbufs_.pop_back();
     return WEFT_SUCCESS;
+}
+
+// Posts one frame with the credits owed to the peer. The caller checked
+// the credit (data frames) and a send-queue slot.
+int Module::post_frame(Endpoint &ep, uint8_t am_id, FrameKind kind, const struct iovec *iov, int iovcnt,
+                       size_t total)
+{
+    if (total == 0 || (total <= ep.inline_max && iovcnt <= static_cast<int>(ep.max_sge))) {
+        // Inline: the device copies the bytes at post time, no buffer needed.
+        ibv_send_wr &wr = ep.inline_wr;
+        int n = 0;
+        for (int i = 0; i < iovcnt; ++i) {
+            if (iov[i].iov_len == 0)
+                continue;
+            ep.inline_sge[n].addr = reinterpret_cast<uintptr_t>(iov[i].iov_base);
+            ep.inline_sge[n].length = static_cast<uint32_t>(iov[i].iov_len);
+            ++n;
+        }
+        wr.num_sge = n;
+        wr.send_flags = n ? IBV_SEND_INLINE : 0;
+        // Slot 1 marks the close frame: its completion means every frame is out.
+        return post_wr(ep, wr, am_id, kind, kind == FrameKind::close ? 1 : 0, UINT32_MAX);
+    }
+    if (free_sbufs_.empty())
+        return WEFT_ERR_AGAIN;
+    const uint32_t sbuf = free_sbufs_.back();
+    std::byte *dst = sbufs_.get() + size_t{sbuf} * config_.buf_size;
+    size_t at = 0;
+    for (int i = 0; i < iovcnt; ++i) {
+        if (iov[i].iov_len)
+            std::memcpy(dst + at, iov[i].iov_base, iov[i].iov_len);
+        at += iov[i].iov_len;
+    }
+    ibv_sge sge{reinterpret_cast<uintptr_t>(dst), static_cast<uint32_t>(total), sreg_->mr->lkey};
+    ibv_send_wr wr{};
+    wr.opcode = IBV_WR_SEND_WITH_IMM;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    return post_wr(ep, wr, am_id, kind, sbuf, sbuf);
 }
 
 namespace {
@@ -215,16 +213,34 @@ int Module::send(Endpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcn
 int Module::sendi(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
                   size_t payload_len)
 {
-    // A small frame of a connected endpoint that can go now: straight to
-    // the QP, without send()'s iovec walk and queueing decisions.
     const size_t total = hdr_len + payload_len;
-    struct iovec iov[2] = {{const_cast<void *>(hdr), hdr_len}, {const_cast<void *>(payload), payload_len}};
-    if (total > c_.caps.inline_max)
+    if (total > c_.caps.inline_max) [[unlikely]]
         return WEFT_ERR_BAD_PARAM;   // btl.h: sendi takes up to caps.inline_max
-    if (total <= ep.inline_max && ep.max_sge >= 2 && ep.phase == EpPhase::connected && !ep.user_closed &&
-        !ep.peer_closed && ep.pending.empty() && ep.send_credits > 0 && ep.sq_free > 0 && (hdr || !hdr_len) &&
-        (payload || !payload_len))
-        return post_frame(ep, am_id, FrameKind::data, iov, 2, total);
+    // A small frame of a connected endpoint that can go now: straight into
+    // the endpoint's inline work request, without send()'s iovec walk and
+    // queueing decisions. The credit and queue checks come first: they are
+    // the ones that fail in a busy stream.
+    if (ep.send_credits > 0 && ep.sq_free > 0 && total <= ep.sendi_max && ep.phase == EpPhase::connected &&
+        !ep.user_closed && !ep.peer_closed && ep.pending.empty() && (hdr || !hdr_len) && (payload || !payload_len))
+        [[likely]] {
+        ibv_send_wr &wr = ep.inline_wr;
+        ibv_sge *sge = ep.inline_sge;
+        int n = 0;
+        if (hdr_len) {
+            sge[0].addr = reinterpret_cast<uintptr_t>(hdr);
+            sge[0].length = static_cast<uint32_t>(hdr_len);
+            n = 1;
+        }
+        if (payload_len) {
+            sge[n].addr = reinterpret_cast<uintptr_t>(payload);
+            sge[n].length = static_cast<uint32_t>(payload_len);
+            ++n;
+        }
+        wr.num_sge = n;
+        wr.send_flags = n ? IBV_SEND_INLINE : 0;
+        return post_wr(ep, wr, am_id, FrameKind::data, 0, UINT32_MAX);
+    }
+    struct iovec iov[2] = {{const_cast<void *>(hdr), hdr_len}, {const_cast<void *>(payload), payload_len}};
     return send(ep, am_id, iov, payload_len ? 2 : 1);
 }
 
@@ -245,9 +261,9 @@ void Module::flush_pending(Endpoint &ep)
 // once it owes half its depth (the sender may be waiting for them).
 void Module::maybe_return_credits(Endpoint &ep)
 {
-    if (ep.unposted && ep.owed_data + ep.unposted_data >= std::max(1u, config_.recv_depth / 2))
+    if (ep.unposted && ep.owed_data + ep.unposted_data >= half_depth_)
         repost(ep);
-    if (ep.phase != EpPhase::connected || ep.owed_data < std::max(1u, config_.recv_depth / 2) ||
+    if (ep.phase != EpPhase::connected || ep.owed_data < half_depth_ ||
         ep.control_credits == 0 || ep.sq_free == 0)
         return;
     post_frame(ep, 0, FrameKind::credit, nullptr, 0, 0);
@@ -439,7 +455,7 @@ inline void Module::on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot)
         if (int rc = repost(ep); rc != 0)
             return verbs_failed(ep, "ibv_post_recv", rc);
     }
-    if (ep.owed_data + ep.unposted_data >= std::max(1u, config_.recv_depth / 2))
+    if (ep.owed_data + ep.unposted_data >= half_depth_)
         want_attention(ep);
     if (imm.kind == FrameKind::close)
         maybe_closed(ep);
@@ -526,7 +542,7 @@ inline bool Module::handle(const ibv_wc *wcs, int n, int *handled)
 bool Module::needs_attention(const Endpoint &ep) const
 {
     return !ep.pending.empty() || (ep.user_closed && !ep.close_posted) ||
-           ep.owed_data + ep.unposted_data >= std::max(1u, config_.recv_depth / 2);
+           ep.owed_data + ep.unposted_data >= half_depth_;
 }
 
 void Module::want_attention(Endpoint &ep)

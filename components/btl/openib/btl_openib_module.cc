@@ -92,6 +92,7 @@ std::string Module::open()
     const ibv_device_attr &da = port_.device->attr();
     config_.max_rd_atomic = std::max(1u, std::min<unsigned>(config_.max_rd_atomic, da.max_qp_init_rd_atom));
     config_.recv_depth = std::min<unsigned>(config_.recv_depth, da.max_qp_wr - kControlRecvs - kCloseRecvs);
+    half_depth_ = std::max(1u, config_.recv_depth / 2);
     rcache_ = std::make_unique<RegCache>(port_.info.pd, port_.info.name, config_.reg_limit, config_.leave_pinned,
                                          &counters_);
 
@@ -402,6 +403,10 @@ int Module::install_qp(Endpoint &ep, RcQp q, std::string *why)
     ep.unposted = ep.unposted_data = ep.unposted_control = 0;
     ep.inline_max = q.inline_max;
     ep.max_sge = q.max_sge;
+    ep.sendi_max = ep.max_sge >= 2 ? ep.inline_max : 0;
+    ep.inline_wr = ibv_send_wr{};
+    ep.inline_wr.opcode = IBV_WR_SEND_WITH_IMM;
+    ep.inline_wr.sg_list = ep.inline_sge;
     ep.sq_free = q.max_send_wr;
     ep.unsignaled = 0;
     ep.signal_every = std::clamp(q.max_send_wr / 4, 1u, 32u);
