@@ -487,20 +487,16 @@ inline bool Module::on_completion(const ibv_wc &wc)
     const auto id = static_cast<uint32_t>((wc.wr_id >> 32) & 0x3fffffff);
     const auto slot = static_cast<uint32_t>(wc.wr_id) & kSlotMask;
     const auto retired = static_cast<uint32_t>(wc.wr_id) >> 16;   // unsignaled work requests before it
-    if (kind == Wr::send_buf)
-        free_sbufs_.push_back(slot);
     Endpoint *ep = find_ep(id);
-    if (kind == Wr::rdma)
-        finish_rdma(slot, wc.status == IBV_WC_SUCCESS ? WEFT_SUCCESS : WEFT_ERR_IO);
-    if (!ep)
-        return true;
-    if (kind != Wr::recv)
-        ep->sq_free += 1 + retired;
-    if (wc.status != IBV_WC_SUCCESS) {
-        completion_failed(*ep, wc);
-        return true;
-    }
-    if (kind == Wr::recv) {
+    // Receives first: most completions are frames in (sends are signaled
+    // only now and then).
+    if (kind == Wr::recv) [[likely]] {
+        if (!ep)
+            return true;
+        if (wc.status != IBV_WC_SUCCESS) {
+            completion_failed(*ep, wc);
+            return true;
+        }
         if (ep->phase == EpPhase::connecting && ep->qp_ready) {
             // The peer sends only once it is connected, so its frame is as
             // good as the handshake's last message (which may still be on
@@ -515,6 +511,17 @@ inline bool Module::on_completion(const ibv_wc &wc)
         }
         if (ep->phase != EpPhase::gone)
             on_recv(*ep, wc, slot);
+        return true;
+    }
+    if (kind == Wr::send_buf)
+        free_sbufs_.push_back(slot);
+    if (kind == Wr::rdma)
+        finish_rdma(slot, wc.status == IBV_WC_SUCCESS ? WEFT_SUCCESS : WEFT_ERR_IO);
+    if (!ep)
+        return true;
+    ep->sq_free += 1 + retired;
+    if (wc.status != IBV_WC_SUCCESS) {
+        completion_failed(*ep, wc);
         return true;
     }
     if (kind == Wr::send_inline && slot == 1) {
@@ -581,10 +588,12 @@ int Module::progress()
     // latency 2% longer in the Soft-RoCE VM than every 65536th (8
     // interleaved rounds), where a system call costs microseconds.
     // After a blocking wait the wake-up may have been a cpc's descriptor.
-    if (connecting_ > 0 || (++passes_ & 16383) == 0 || std::exchange(waited_, false))
+    if (--cpc_look_in_ == 0) [[unlikely]] {
         for (auto &cpc : cpcs_)
             if (int rc = cpc->progress(); rc > 0)
                 handled += rc;
+        cpc_look_in_ = connecting_ > 0 ? 1 : kCpcLookEvery;   // after: a cpc may have connected one
+    }
     // Endpoints with queued frames, credits to return or a close to send.
     for (size_t i = 0; i < attention_.size();) {
         Endpoint *e = find_ep(attention_[i]);

@@ -275,6 +275,7 @@ Endpoint &Module::new_endpoint(uint32_t rank, const std::string &host)
     ep->host = host;
     endpoints_.push_back(std::move(ep));
     ++connecting_;
+    cpc_look_in_ = 1;
     return *endpoints_.back();
 }
 
@@ -680,7 +681,7 @@ int Module::prepare_wait()
 {
     if (in_progress_)
         return 1;
-    waited_ = true;
+    cpc_look_in_ = 1;                  // the wake-up may be a cpc's descriptor
     // The cpcs' descriptors are in wait_fd's set too, and progress() looks
     // at them only now and then: what they have pending (a handshake
     // datagram's completion, a CM event) is taken now, or a quiet module's

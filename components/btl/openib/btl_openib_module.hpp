@@ -280,9 +280,12 @@ private:
     std::vector<ibv_wc> stash_;        // completions polled by prepare_wait or held back, handled next progress
     std::vector<ibv_wc> stashed_;      // stash_'s contents while progress() handles them
     bool in_progress_ = false;
-    unsigned passes_ = 0;              // progress() calls
     unsigned connecting_ = 0;          // endpoints in EpPhase::connecting
-    bool waited_ = false;              // prepare_wait() ran: the caller may have slept on a cpc's fd
+    // progress() passes until it next looks at the cpcs: 1 (the next) while
+    // an endpoint connects and after prepare_wait(), else kCpcLookEvery.
+    // A countdown, so a pass without a look costs one decrement.
+    static constexpr unsigned kCpcLookEvery = 16384;
+    unsigned cpc_look_in_ = 1;
     uint32_t half_depth_ = 1;          // max(1, recv_depth / 2): owing this many credits, return them
 };
 
