@@ -23,20 +23,15 @@ int Module::repost(Endpoint &ep)
     const unsigned n = ep.unposted;
     if (n == 0 || !ep.qp)
         return 0;
-    ibv_sge sge[Endpoint::kRepostBatch];
-    ibv_recv_wr wr[Endpoint::kRepostBatch];
-    for (unsigned i = 0; i < n; ++i) {
-        const unsigned slot = ep.unposted_slot[i];
-        sge[i].addr = reinterpret_cast<uintptr_t>(ep.rbufs.get() + size_t{slot} * config_.buf_size);
-        sge[i].length = static_cast<uint32_t>(config_.buf_size);
-        sge[i].lkey = ep.rreg->mr->lkey;
-        wr[i].wr_id = wr_id(Wr::recv, ep.id, slot);
-        wr[i].sg_list = &sge[i];
-        wr[i].num_sge = 1;
-        wr[i].next = i + 1 < n ? &wr[i + 1] : nullptr;
+    // The buffers' work requests, chained in the order they were consumed.
+    ibv_recv_wr *chain = nullptr;
+    for (unsigned i = n; i-- > 0;) {
+        ibv_recv_wr &wr = ep.recv_wr[ep.unposted_slot[i]];
+        wr.next = chain;
+        chain = &wr;
     }
     ibv_recv_wr *bad = nullptr;
-    if (int rc = ibv_post_recv(ep.qp.get(), wr, &bad); rc != 0)
+    if (int rc = ibv_post_recv(ep.qp.get(), chain, &bad); rc != 0)
         return rc;
     ep.unposted = 0;
     ep.owed_data += ep.unposted_data;

@@ -419,6 +419,15 @@ int Module::install_qp(Endpoint &ep, RcQp q, std::string *why)
         ep.rreg = rcache_->acquire(ep.rbufs.get(), size_t{ep.nrecv} * config_.buf_size, why);
         if (!ep.rreg)
             return WEFT_ERR_NO_MEMORY;
+        ep.recv_wr = std::make_unique<ibv_recv_wr[]>(ep.nrecv);
+        ep.recv_sge = std::make_unique<ibv_sge[]>(ep.nrecv);
+        for (unsigned slot = 0; slot < ep.nrecv; ++slot) {
+            ep.recv_sge[slot] = {reinterpret_cast<uintptr_t>(ep.rbufs.get() + size_t{slot} * config_.buf_size),
+                                 static_cast<uint32_t>(config_.buf_size), ep.rreg->mr->lkey};
+            ep.recv_wr[slot].wr_id = wr_id(Wr::recv, ep.id, slot);
+            ep.recv_wr[slot].sg_list = &ep.recv_sge[slot];
+            ep.recv_wr[slot].num_sge = 1;
+        }
     }
     ep.local = q.local;
     return WEFT_SUCCESS;

@@ -88,10 +88,13 @@ struct Endpoint : weft::btl::EndpointBase {
     ibv_send_wr inline_wr{};
     ibv_sge inline_sge[4]{};
 
-    // Receive buffers of this peer.
+    // Receive buffers of this peer, and a receive work request per buffer
+    // (with its gather entry), built with them: a repost only chains them.
     std::unique_ptr<std::byte[]> rbufs;
     RegCache::Region *rreg = nullptr;
     unsigned nrecv = 0;
+    std::unique_ptr<ibv_recv_wr[]> recv_wr;
+    std::unique_ptr<ibv_sge[]> recv_sge;
 
     // Receive buffers consumed but not yet back on the QP (see repost()).
     static constexpr unsigned kRepostBatch = 16;
