@@ -555,10 +555,26 @@ void Module::want_attention(Endpoint &ep)
     }
 }
 
+// Most passes of a busy poll find nothing: with nothing held back, queued
+// or due, such a pass polls the CQ and returns, without the frame of the
+// full pass (its saved registers; 25 instructions instead of about 50).
 int Module::progress()
 {
     if (in_progress_)
         return 0;
+    if (!armed_ && stash_.empty() && attention_.empty() && reports_.empty() && cpc_look_in_ > 1) [[likely]] {
+        const int n = ibv_poll_cq(cq_, static_cast<int>(polled_.size()), polled_.data());
+        if (n <= 0) {
+            --cpc_look_in_;
+            return 0;
+        }
+        return full_pass(n);
+    }
+    return full_pass(0);
+}
+
+int Module::full_pass(int polled)
+{
     in_progress_ = true;
     if (armed_)
         drain_channel();
@@ -569,12 +585,15 @@ int Module::progress()
         more = handle(stashed_.data(), static_cast<int>(stashed_.size()), &handled);
         stashed_.clear();
     }
-    ibv_wc wc[32];
-    for (int round = 0; more && round < 4; ++round) {
-        int n = ibv_poll_cq(cq_, 32, wc);
+    // Completions progress() polled (it does only with nothing stashed), then more.
+    const int batch = static_cast<int>(polled_.size());
+    if (polled > 0)
+        more = handle(polled_.data(), polled, &handled) && polled == batch;
+    for (int round = polled > 0 ? 1 : 0; more && round < 4; ++round) {
+        int n = ibv_poll_cq(cq_, batch, polled_.data());
         if (n <= 0)
             break;
-        more = handle(wc, n, &handled) && n == 32;
+        more = handle(polled_.data(), n, &handled) && n == batch;
     }
     // A cpc's events cost a system call or two to look for: look on every
     // pass only while a connection is being made, else on every 16384th (a

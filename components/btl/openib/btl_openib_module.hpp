@@ -20,6 +20,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -248,6 +249,9 @@ private:
     void report(Endpoint &ep, weft_btl_ep_state_t state, int status, const std::string &why);
     void maybe_closed(Endpoint &ep);
     void drain_reports();
+    // progress() past its check for an idle pass; polled: completions it
+    // polled into polled_ already.
+    [[gnu::noinline]] int full_pass(int polled);
     void drain_channel(bool always = false);
     std::string where(const Endpoint &ep) const;
 
@@ -282,6 +286,7 @@ private:
     std::vector<uint32_t> attention_;  // endpoint ids progress() must look at
     std::vector<ibv_wc> stash_;        // completions polled by prepare_wait or held back, handled next progress
     std::vector<ibv_wc> stashed_;      // stash_'s contents while progress() handles them
+    std::array<ibv_wc, 32> polled_;    // what progress() polls (not reentrant: in_progress_)
     bool in_progress_ = false;
     unsigned connecting_ = 0;          // endpoints in EpPhase::connecting
     // progress() passes until it next looks at the cpcs: 1 (the next) while
