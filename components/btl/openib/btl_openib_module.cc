@@ -92,6 +92,7 @@ std::string Module::open()
     const ibv_device_attr &da = port_.device->attr();
     config_.max_rd_atomic = std::max(1u, std::min<unsigned>(config_.max_rd_atomic, da.max_qp_init_rd_atom));
     config_.recv_depth = std::min<unsigned>(config_.recv_depth, da.max_qp_wr - kControlRecvs - kCloseRecvs);
+    half_depth_ = std::max(1u, config_.recv_depth / 2);
     rcache_ = std::make_unique<RegCache>(port_.info.pd, port_.info.name, config_.reg_limit, config_.leave_pinned,
                                          &counters_);
 
@@ -274,6 +275,7 @@ Endpoint &Module::new_endpoint(uint32_t rank, const std::string &host)
     ep->host = host;
     endpoints_.push_back(std::move(ep));
     ++connecting_;
+    cpc_look_in_ = 1;
     return *endpoints_.back();
 }
 
@@ -402,6 +404,10 @@ int Module::install_qp(Endpoint &ep, RcQp q, std::string *why)
     ep.unposted = ep.unposted_data = ep.unposted_control = 0;
     ep.inline_max = q.inline_max;
     ep.max_sge = q.max_sge;
+    ep.sendi_max = ep.max_sge >= 2 ? ep.inline_max : 0;
+    ep.inline_wr = ibv_send_wr{};
+    ep.inline_wr.opcode = IBV_WR_SEND_WITH_IMM;
+    ep.inline_wr.sg_list = ep.inline_sge;
     ep.sq_free = q.max_send_wr;
     ep.unsignaled = 0;
     ep.signal_every = std::clamp(q.max_send_wr / 4, 1u, 32u);
@@ -413,6 +419,15 @@ int Module::install_qp(Endpoint &ep, RcQp q, std::string *why)
         ep.rreg = rcache_->acquire(ep.rbufs.get(), size_t{ep.nrecv} * config_.buf_size, why);
         if (!ep.rreg)
             return WEFT_ERR_NO_MEMORY;
+        ep.recv_wr = std::make_unique<ibv_recv_wr[]>(ep.nrecv);
+        ep.recv_sge = std::make_unique<ibv_sge[]>(ep.nrecv);
+        for (unsigned slot = 0; slot < ep.nrecv; ++slot) {
+            ep.recv_sge[slot] = {reinterpret_cast<uintptr_t>(ep.rbufs.get() + size_t{slot} * config_.buf_size),
+                                 static_cast<uint32_t>(config_.buf_size), ep.rreg->mr->lkey};
+            ep.recv_wr[slot].wr_id = wr_id(Wr::recv, ep.id, slot);
+            ep.recv_wr[slot].sg_list = &ep.recv_sge[slot];
+            ep.recv_wr[slot].num_sge = 1;
+        }
     }
     ep.local = q.local;
     return WEFT_SUCCESS;
@@ -675,7 +690,7 @@ int Module::prepare_wait()
 {
     if (in_progress_)
         return 1;
-    waited_ = true;
+    cpc_look_in_ = 1;                  // the wake-up may be a cpc's descriptor
     // The cpcs' descriptors are in wait_fd's set too, and progress() looks
     // at them only now and then: what they have pending (a handshake
     // datagram's completion, a CM event) is taken now, or a quiet module's
