@@ -122,7 +122,7 @@ void ProgressEngine::mark_ready(int timeout_ms)
                 s.due = true;   // a rarely polled source that has work
 }
 
-void ProgressEngine::idle(int idle_passes, bool may_sleep)
+void ProgressEngine::idle_step(int idle_passes, bool may_sleep)
 {
     switch (effective_mode()) {
     case ProgressMode::Busy:

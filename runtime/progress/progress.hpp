@@ -168,8 +168,19 @@ private:
     static constexpr unsigned long kYieldsOfAHandover = 4;
     static int next_idle(int n) { return n < (1 << 30) ? n + 1 : n; }
     // may_sleep: block mode may sleep in epoll (wait_until); false: it
-    // yields instead (progress_wait).
-    void idle(int idle_passes, bool may_sleep);
+    // yields instead (progress_wait). The first kSpinBeforeYield idle passes
+    // of a busy wait do nothing, and they are most passes of a spinning
+    // rank: they return here, inlined, without a call (the call and the
+    // mode switch were about 30 instructions of an idle pass of about 250
+    // over btl/scif, which is how long a spinning rank takes to see a
+    // message that landed).
+    void idle(int idle_passes, bool may_sleep)
+    {
+        if (mode_ == ProgressMode::Busy && idle_passes < kSpinBeforeYield)
+            return;
+        idle_step(idle_passes, may_sleep);
+    }
+    void idle_step(int idle_passes, bool may_sleep);
     // A wait ended with events after kSpinBeforeYield idle passes or more: in
     // busy mode, one that ended while spinning or went on through more than
     // kYieldsOfAHandover yields lengthens the spin, one that a yield ended
