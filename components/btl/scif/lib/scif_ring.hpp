@@ -119,6 +119,9 @@ inline uint32_t pack_meta(uint32_t len, ChunkType type, uint8_t tag)
 {
     return len | (static_cast<uint32_t>(type) & 0xf) << 20 | static_cast<uint32_t>(tag) << 24;
 }
+inline uint32_t meta_len(uint32_t meta) { return meta & kMaxChunkLen; }
+inline ChunkType meta_type(uint32_t meta) { return static_cast<ChunkType>((meta >> 20) & 0xf); }
+inline uint8_t meta_tag(uint32_t meta) { return static_cast<uint8_t>(meta >> 24); }
 
 } // namespace ring_detail
 
@@ -323,8 +326,8 @@ inline bool RingConsumer::peek(Chunk *out)
             ring_detail::seq_of(head_))
             return false;
         const uint32_t meta = *ring_detail::meta_word(cell);
-        const uint32_t len = meta & kMaxChunkLen;
-        const auto type = static_cast<ChunkType>((meta >> 20) & 0xf);
+        const uint32_t len = ring_detail::meta_len(meta);
+        const ChunkType type = ring_detail::meta_type(meta);
         const uint64_t idx = head_ & mask_;
         // A header the producer could not have written (a corrupt or hostile
         // peer) must not send the consumer outside the ring.
@@ -339,7 +342,7 @@ inline bool RingConsumer::peek(Chunk *out)
             continue;
         }
         out->type = type;
-        out->tag = static_cast<uint8_t>(meta >> 24);
+        out->tag = ring_detail::meta_tag(meta);
         out->payload = {cell + kChunkHeader, len};
         // The payload's lines sit in the producer's cache. Asking for all of
         // them before the copy that follows overlaps their transfers, where
@@ -445,7 +448,7 @@ private:
 inline bool Duplex::put(ChunkType type, uint8_t tag, std::span<const std::byte> a, std::span<const std::byte> b,
                         uint64_t ring_pos)
 {
-    // Each bound apart, so the compiler sees the copies below stay in the half.
+    // Each bound apart (the sum of two sizes could wrap).
     if (a.size() > kDuplexPayload || b.size() > kDuplexPayload - a.size() || !mine_)
         return false;
     const size_t len = a.size() + b.size();
@@ -486,15 +489,15 @@ inline bool Duplex::peek(Chunk *out, uint32_t *pos)
         return false;
     const uint32_t meta = __atomic_load_n(&theirs_->meta, __ATOMIC_RELAXED);
     *pos = __atomic_load_n(&theirs_->pos, __ATOMIC_RELAXED);
-    const uint32_t len = meta & kMaxChunkLen;
+    const uint32_t len = ring_detail::meta_len(meta);
     if (len > kDuplexPayload) {
         out->type = ChunkType::pad;
         out->tag = 0;
         out->payload = {};
         return true;
     }
-    out->type = static_cast<ChunkType>((meta >> 20) & 0xf);
-    out->tag = static_cast<uint8_t>(meta >> 24);
+    out->type = ring_detail::meta_type(meta);
+    out->tag = ring_detail::meta_tag(meta);
     out->payload = {theirs_->payload, len};
     return true;
 }
