@@ -103,17 +103,7 @@ public:
     static void land_eager(Request *r, uint32_t src, uint64_t bits, std::span<const std::byte> data)
     {
         const size_t n = std::min(data.size(), r->len);
-        // Up to 64 bytes as two overlapping 32-byte copies (a few
-        // instructions, inlined); copy_bytes would call memcpy for 33-64
-        // bytes, about 49 instructions for 64 (callgrind, a receive of
-        // `weft_bench lat 64`).
-        if (n > 32 && n <= 64) {
-            auto *d = static_cast<std::byte *>(r->buf);
-            std::memcpy(d, data.data(), 32);
-            std::memcpy(d + n - 32, data.data() + n - 32, 32);
-        } else {
-            weft::cutil::copy_bytes(r->buf, data.data(), n);
-        }
+        weft::cutil::copy_bytes(r->buf, data.data(), n);
         r->done = true;
         r->status.source = src;
         r->status.tag = static_cast<int32_t>(bits & 0xffffffffu);
