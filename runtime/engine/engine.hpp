@@ -133,11 +133,21 @@ public:
     // is called with the message and its result returned (no Status is
     // built on the fast path: that costs as much as the send's own checks).
     template <class OnError>
-    int send(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, OnError &&on_error)
+    [[gnu::always_inline]] int send(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context,
+                                    OnError &&on_error)
     {
-        int rc = send_now(buf, len, dest, tag, context);   // connected, nothing queued, eager
+        const int rc = send_now(buf, len, dest, tag, context);   // connected, nothing queued, eager
         if (rc == WEFT_SUCCESS) [[likely]]
             return rc;
+        return send_rest(rc, buf, len, dest, tag, context, on_error);
+    }
+    // send()'s other cases, apart: their Status (a string) in send()
+    // itself gave every caller a stack frame and its saved registers, about
+    // 14 instructions of a message that needs neither.
+    template <class OnError>
+    [[gnu::noinline]] int send_rest(int rc, const void *buf, size_t len, uint32_t dest, int32_t tag,
+                                    uint32_t context, OnError &on_error)
+    {
         Status error;
         rc = send_slow(rc, buf, len, dest, tag, context, &error);
         return rc == WEFT_SUCCESS ? rc : on_error(error);
@@ -147,13 +157,52 @@ public:
     int send_slow(int rc, const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, Status *error);
     // The small-message path of send: WEFT_SUCCESS if the message went out
     // eagerly at once, else a code and nothing sent (send() then says why
-    // or queues it).
-    int send_now(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);
+    // or queues it). Inline: send_api is then one function from the C
+    // call to the module's sendi.
+    [[gnu::always_inline]] int send_now(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
+    {
+        PeerTraffic *ps = peers_.find(dest);
+        if (tag < 0 || (!buf && len) || !ps || ps->failed)
+            return WEFT_ERR_AGAIN;
+        return peers_.try_eager(*ps, tag_bits(context, tag), buf, len);
+    }
+    // send() and recv() with api_fail for their errors, for the process's
+    // engine (current(), which the caller checked): weft_send, weft_recv
+    // and their _ctx forms. Out of line, and static (six arguments, all in
+    // registers), so that each C call is a jump here: one frame (saved
+    // registers) per message, not two (about 15 instructions each way,
+    // callgrind of `weft_bench lat 8`).
+    static int send_api(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);
+    static int recv_api(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
+                        weft_msg_status_t *status);
     // Blocking receive; its request lives on the stack, not in the pool
     // (nothing outside this call can name it). status may be null. Returns
-    // the status code; *error gets the message when it is not success.
-    int recv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
-             weft_msg_status_t *status, Status *error);
+    // the status code; when it is not success, on_error(Status) is called
+    // with the message and its result returned (as send(): no Status on
+    // the way of a receive that succeeds).
+    template <class OnError>
+    [[gnu::always_inline]] int recv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
+                                    weft_msg_status_t *status, OnError &&on_error)
+    {
+        if (!recv_args_ok(buf, len, source, tag)) [[unlikely]]
+            return on_error(check_recv("weft_recv", buf, len, source, tag));
+        weft_msg_status_t mine;
+        weft_msg_status_t *out = status ? status : &mine;
+        const int rc = recv_now(buf, len, source, tag, context, out);
+        if (rc == WEFT_SUCCESS) [[likely]]
+            return rc;
+        return on_error(recv_failure(rc, *out));
+    }
+    // The same, with the message in *error (the runtime's callers).
+    int recv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_msg_status_t *status,
+             Status *error);
+    // recv() once its arguments are good: the receive matched or posted,
+    // waited for, its status in *out. Returns its status code. (tagged.cc
+    // only: inline into recv_api.)
+    inline int recv_now(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
+                        weft_msg_status_t *out);
+    // The message of a receive that ended with rc and status st.
+    [[gnu::noinline]] Status recv_failure(int rc, const weft_msg_status_t &st) const;
     // Inline, like the pool's get and free: every request's wait passes here.
     Request *request(weft_request_t r) { return requests_.get(reinterpret_cast<uint64_t>(r)); }
     void free_request(Request *r)

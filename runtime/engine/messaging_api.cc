@@ -202,17 +202,24 @@ int weft_irecv(void *buf, size_t len, uint32_t source, int32_t tag, weft_request
     return result(e->irecv(buf, len, source, tag, weft::engine::kTaggedContextUser, req, &error), error);
 }
 
+// The blocking pair, a jump to the engine (Engine::send_api, recv_api):
+// no frame of their own.
 int weft_send(const void *buf, size_t len, uint32_t dest, int32_t tag)
 {
-    ENGINE_OR_RETURN("weft_send");
-    return e->send(buf, len, dest, tag, weft::engine::kTaggedContextUser, api_fail);
+    if (Engine::current()) [[likely]]
+        return Engine::send_api(buf, len, dest, tag, weft::engine::kTaggedContextUser);
+    int rc;
+    not_initialized("weft_send", &rc);
+    return rc;
 }
 
 int weft_recv(void *buf, size_t len, uint32_t source, int32_t tag, weft_msg_status_t *status)
 {
-    ENGINE_OR_RETURN("weft_recv");
-    Status error;
-    return result(e->recv(buf, len, source, tag, weft::engine::kTaggedContextUser, status, &error), error);
+    if (Engine::current()) [[likely]]
+        return Engine::recv_api(buf, len, source, tag, weft::engine::kTaggedContextUser, status);
+    int rc;
+    not_initialized("weft_recv", &rc);
+    return rc;
 }
 
 namespace {
@@ -247,7 +254,7 @@ int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint3
     ENGINE_OR_RETURN("weft_send_ctx");
     if (bad_context("weft_send_ctx", context, &rc_))
         return rc_;
-    return e->send(buf, len, dest, tag, context, api_fail);
+    return Engine::send_api(buf, len, dest, tag, context);
 }
 
 int weft_irecv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *req)
@@ -264,8 +271,7 @@ int weft_recv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t 
     ENGINE_OR_RETURN("weft_recv_ctx");
     if (bad_context("weft_recv_ctx", context, &rc_))
         return rc_;
-    Status error;
-    return result(e->recv(buf, len, source, tag, context, status, &error), error);
+    return Engine::recv_api(buf, len, source, tag, context, status);
 }
 
 int weft_iprobe_ctx(uint32_t source, int32_t tag, uint32_t context, int *flag, weft_msg_status_t *status)

@@ -69,7 +69,8 @@ public:
     // here, like send_eager: every eager message passes through both, and
     // a call and return each is a measurable part of a small message's
     // cost under emulation (Soft-RoCE in a TCG VM).
-    int send_frame(PeerTraffic &ps, std::span<const std::byte> hdr, std::span<const std::byte> payload)
+    [[gnu::always_inline]] int send_frame(PeerTraffic &ps, std::span<const std::byte> hdr,
+                                          std::span<const std::byte> payload)
     {
         weft_btl_endpoint_t *ep = ps.ep;
         if (hdr.size() + payload.size() <= ps.inline_max) {
@@ -85,7 +86,7 @@ public:
     }
     // An eager frame: Tagged (8 header bytes) where it can say the match
     // bits, else Eager.
-    int send_eager(PeerTraffic &ps, unsigned portal, uint64_t bits, std::span<const std::byte> data)
+    [[gnu::always_inline]] int send_eager(PeerTraffic &ps, unsigned portal, uint64_t bits, std::span<const std::byte> data)
     {
         if (portal == WEFT_PT_TAGGED && (bits >> 32) <= wire::Tagged::kMaxContext) {
             wire::Tagged t;

@@ -5,6 +5,7 @@
 // frame, whose fast path (a tagged eager frame that finds its receive) is
 // here, in one translation unit with the receive path. weft_barrier is a
 // dissemination barrier over them (its own context).
+#include "engine/api_error.hpp"
 #include "engine/engine.hpp"
 
 namespace weft::engine {
@@ -118,12 +119,9 @@ PeerTraffic *Engine::isend_peer(const void *buf, size_t len, uint32_t dest, int3
     return nullptr;
 }
 
-int Engine::send_now(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
+int Engine::send_api(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
 {
-    PeerTraffic *ps = peers_.find(dest);
-    if (tag < 0 || (!buf && len) || !ps || ps->failed)
-        return WEFT_ERR_AGAIN;
-    return peers_.try_eager(*ps, tag_bits(context, tag), buf, len);
+    return current_->send(buf, len, dest, tag, context, api_fail);
 }
 
 int Engine::send_slow(int rc, const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context,
@@ -197,30 +195,41 @@ int Engine::irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t 
     return WEFT_SUCCESS;
 }
 
-int Engine::recv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
-                 weft_msg_status_t *status, Status *error)
+[[gnu::always_inline]] inline int Engine::recv_now(void *buf, size_t len, uint32_t source, int32_t tag,
+                                                  uint32_t context, weft_msg_status_t *out)
 {
-    if (!recv_args_ok(buf, len, source, tag)) {
-        *error = check_recv("weft_recv", buf, len, source, tag);
-        return error->code();
-    }
     Request r;
     start_recv(&r, buf, len, source, tag, context);
     if (!r.done)
         progress_.wait_until([&r] { return r.done; }, rt::ProgressEngine::kForever);
-    detach_request(&r);   // a receive still posted (the wait ran out) or whose MD still moves data
-    if (status)
-        *status = r.status;
-    const int rc = r.done ? r.status.error : WEFT_ERR_TIMEOUT;
-    if (rc == WEFT_SUCCESS)
-        return rc;
+    // A receive still posted (the wait ran out) or whose MD still moves data.
+    if (r.posted || r.md) [[unlikely]]
+        detach_request(&r);
+    *out = r.status;
+    return r.done ? r.status.error : WEFT_ERR_TIMEOUT;
+}
+
+int Engine::recv_api(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context,
+                     weft_msg_status_t *status)
+{
+    return current_->recv(buf, len, source, tag, context, status, api_fail);
+}
+
+int Engine::recv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_msg_status_t *status,
+                 Status *error)
+{
+    return recv(buf, len, source, tag, context, status, [error](const Status &st) {
+        *error = st;
+        return st.code();
+    });
+}
+
+Status Engine::recv_failure(int rc, const weft_msg_status_t &st) const
+{
     if (rc == WEFT_ERR_TRUNCATED)
-        *error = Status(rc, "weft_recv: the message is longer than the buffer (" + std::to_string(r.status.count) +
-                                " bytes kept)");
-    else
-        *error = Status(rc, "weft_recv from rank " + std::to_string(r.status.source) + ": " +
-                                failure_of(r.status.source, rc));
-    return rc;
+        return Status(rc, "weft_recv: the message is longer than the buffer (" + std::to_string(st.count) +
+                              " bytes kept)");
+    return Status(rc, "weft_recv from rank " + std::to_string(st.source) + ": " + failure_of(st.source, rc));
 }
 
 void Engine::land_matched(Request *r, const PutInfo &u, std::span<const std::byte> data)

@@ -40,58 +40,9 @@ int Module::repost(Endpoint &ep)
     return 0;
 }
 
-// Consumed receive buffers a frame out reposts (see post_frame).
-constexpr unsigned kRepostWithFrame = 4;
-
 void Module::verbs_failed(Endpoint &ep, const char *call, int rc)
 {
     fail(ep, WEFT_ERR_IO, std::string(call) + " failed: " + std::strerror(rc));
-}
-
-inline int Module::post_wr(Endpoint &ep, ibv_send_wr &wr, uint8_t am_id, FrameKind kind, uint32_t slot,
-                           uint32_t sbuf)
-{
-    Imm imm;
-    imm.am_id = am_id;
-    imm.kind = kind;
-    imm.data_credits = std::min(ep.owed_data, kMaxDataCredits);
-    imm.control_credits = std::min(ep.owed_control, kMaxControlCredits);
-    wr.imm_data = htobe32(encode_imm(imm));
-    // Inline frames are signaled only now and then (a completion costs a
-    // poll and a pass through on_completion); a signaled one retires the
-    // unsignaled work requests before it, which it counts.
-    const bool signal = sbuf != UINT32_MAX || kind == FrameKind::close || ep.unsignaled + 1 >= ep.signal_every ||
-                        ep.sq_free <= ep.signal_every;
-    if (signal) {
-        wr.send_flags |= IBV_SEND_SIGNALED;
-        slot |= ep.unsignaled << 16;
-    }
-    wr.wr_id = wr_id(sbuf != UINT32_MAX ? Wr::send_buf : Wr::send_inline, ep.id, slot);
-    ibv_send_wr *bad = nullptr;
-    if (int rc = ibv_post_send(ep.qp.get(), &wr, &bad); rc != 0) {
-        verbs_failed(ep, "ibv_post_send", rc);
-        return WEFT_ERR_IO;
-    }
-    --ep.sq_free;
-    ep.unsignaled = signal ? 0 : ep.unsignaled + 1;
-    ep.owed_data -= imm.data_credits;
-    ep.owed_control -= imm.control_credits;
-    if (kind == FrameKind::data || kind == FrameKind::more)
-        --ep.send_credits;
-    else if (kind == FrameKind::credit)
-        --ep.control_credits;
-    // Buffers consumed since the last frame out go back once there are a
-    // few, and their credits ride on the next frame: one at a time, a
-    // ping-pong would pay an ibv_post_recv per message (0.2-0.5 us of a
-    // 14 us one-way latency in interleaved Soft-RoCE VM rounds), and after
-    // the doorbell rather than before it, the repost is off the message's
-    // path. Fewer wait for on_recv's batch.
-    if (ep.unposted >= kRepostWithFrame)
-        if (int rc = repost(ep); rc != 0)
-            verbs_failed(ep, "ibv_post_recv", rc);   // the frame is out; the endpoint fails from here
-    if (sbuf != UINT32_MAX)
-        free_sbufs_.pop_back();
-    return WEFT_SUCCESS;
 }
 
 // Posts one frame with the credits owed to the peer. The caller checked
@@ -200,41 +151,18 @@ int Module::send(Endpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcn
         }
         ep.pending.push_back(std::move(fr));
     }
-    if (!ep.pending.empty())
+    if (!ep.pending.empty()) {
+        settle(ep);   // what follows queues behind it
         want_attention(ep);
+    }
     return WEFT_SUCCESS;
 }
 
-int Module::sendi(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
-                  size_t payload_len)
+int Module::sendi_slow(Endpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len, const void *payload,
+                       size_t payload_len)
 {
-    const size_t total = hdr_len + payload_len;
-    if (total > c_.caps.inline_max) [[unlikely]]
+    if (hdr_len + payload_len > c_.caps.inline_max)
         return WEFT_ERR_BAD_PARAM;   // btl.h: sendi takes up to caps.inline_max
-    // A small frame of a connected endpoint that can go now: straight into
-    // the endpoint's inline work request, without send()'s iovec walk and
-    // queueing decisions. The credit and queue checks come first: they are
-    // the ones that fail in a busy stream.
-    if (ep.send_credits > 0 && ep.sq_free > 0 && total <= ep.sendi_max && ep.phase == EpPhase::connected &&
-        !ep.user_closed && !ep.peer_closed && ep.pending.empty() && (hdr || !hdr_len) && (payload || !payload_len))
-        [[likely]] {
-        ibv_send_wr &wr = ep.inline_wr;
-        ibv_sge *sge = ep.inline_sge;
-        int n = 0;
-        if (hdr_len) {
-            sge[0].addr = reinterpret_cast<uintptr_t>(hdr);
-            sge[0].length = static_cast<uint32_t>(hdr_len);
-            n = 1;
-        }
-        if (payload_len) {
-            sge[n].addr = reinterpret_cast<uintptr_t>(payload);
-            sge[n].length = static_cast<uint32_t>(payload_len);
-            ++n;
-        }
-        wr.num_sge = n;
-        wr.send_flags = n ? IBV_SEND_INLINE : 0;
-        return post_wr(ep, wr, am_id, FrameKind::data, 0, UINT32_MAX);
-    }
     struct iovec iov[2] = {{const_cast<void *>(hdr), hdr_len}, {const_cast<void *>(payload), payload_len}};
     return send(ep, am_id, iov, payload_len ? 2 : 1);
 }
@@ -245,11 +173,12 @@ void Module::flush_pending(Endpoint &ep)
         Endpoint::Frame &f = ep.pending.front();
         struct iovec iov = {f.bytes.data(), f.bytes.size()};
         if (f.bytes.size() > ep.inline_max && free_sbufs_.empty())
-            return;
+            break;
         if (post_frame(ep, f.am_id, f.kind, &iov, 1, f.bytes.size()) != WEFT_SUCCESS)
-            return;
+            break;
         ep.pending.pop_front();
     }
+    settle(ep);
 }
 
 // A receiver with nothing to send back returns credits in a frame of their own
@@ -276,6 +205,7 @@ void Module::post_close(Endpoint &ep)
     if (post_frame(ep, 0, FrameKind::close, nullptr, 0, 0) == WEFT_SUCCESS) {
         ep.close_posted = true;
         ep.phase = EpPhase::closing;
+        settle(ep);
     }
 }
 
@@ -406,12 +336,17 @@ inline void Module::on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot)
     Imm imm;
     if (!(wc.wc_flags & IBV_WC_WITH_IMM))
         return bad_frame(ep, "a frame without a header arrived (a peer of another weft version?)");
-    decode_imm(be32toh(wc.imm_data), &imm);
-    if (uint64_t{ep.send_credits} + imm.data_credits > ep.peer_depth ||
-        ep.control_credits + imm.control_credits > kControlRecvs)
-        return bad_frame(ep, "the peer returned more credits than it was given (a corrupt frame)");
-    ep.send_credits += imm.data_credits;
-    ep.control_credits += imm.control_credits;
+    const uint32_t raw = be32toh(wc.imm_data);
+    decode_imm(raw, &imm);
+    // Most frames of a ping-pong carry no credits (they come back every
+    // kRepostWithFrame buffers): both fields are zero then.
+    if (imm_has_credits(raw)) {
+        if (uint64_t{ep.send_credits} + imm.data_credits > ep.peer_depth ||
+            ep.control_credits + imm.control_credits > kControlRecvs)
+            return bad_frame(ep, "the peer returned more credits than it was given (a corrupt frame)");
+        ep.send_credits += imm.data_credits;
+        ep.control_credits += imm.control_credits;
+    }
     const std::byte *data = ep.rbufs.get() + size_t{slot} * config_.buf_size;
     switch (imm.kind) {
     case FrameKind::more:
@@ -441,6 +376,7 @@ inline void Module::on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot)
             ep.user_closed = true;     // the close is answered: nothing more goes out
             post_close(ep);
         }
+        settle(ep);
         break;
     }
     if (ep.phase == EpPhase::gone || !ep.qp)

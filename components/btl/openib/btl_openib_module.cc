@@ -404,7 +404,8 @@ int Module::install_qp(Endpoint &ep, RcQp q, std::string *why)
     ep.unposted = ep.unposted_data = ep.unposted_control = 0;
     ep.inline_max = q.inline_max;
     ep.max_sge = q.max_sge;
-    ep.sendi_max = ep.max_sge >= 2 ? ep.inline_max : 0;
+    ep.sendi_max = ep.max_sge >= 2 ? std::min<unsigned>(ep.inline_max, c_.caps.inline_max) : 0;
+    settle(ep);
     ep.inline_wr = ibv_send_wr{};
     ep.inline_wr.opcode = IBV_WR_SEND_WITH_IMM;
     ep.inline_wr.sg_list = ep.inline_sge;
@@ -596,6 +597,7 @@ void Module::connected(Endpoint &ep)
     if (ep.phase != EpPhase::connecting)
         return;
     ep.phase = EpPhase::connected;
+    settle(ep);
     --connecting_;
     report(ep, WEFT_BTL_EP_CONNECTED, WEFT_SUCCESS, "");
     flush_pending(ep);
@@ -630,6 +632,7 @@ void Module::fail(Endpoint &ep, int status, const std::string &why)
         --connecting_;
     ep.phase = EpPhase::gone;
     ep.pending.clear();
+    settle(ep);
     if (ep.cpc)
         ep.cpc->forget(ep);
     if (ep.qp) {
@@ -669,6 +672,7 @@ int Module::disconnect(Endpoint &ep)
     if (ep.user_closed || ep.phase == EpPhase::gone)
         return WEFT_ERR_BAD_PARAM;
     ep.user_closed = true;
+    settle(ep);
     if (ep.phase == EpPhase::connected)
         post_close(ep);
     else
@@ -681,6 +685,7 @@ void Module::maybe_closed(Endpoint &ep)
     if (ep.phase == EpPhase::gone || !ep.close_done || !ep.peer_closed)
         return;
     ep.phase = EpPhase::gone;
+    settle(ep);
     if (ep.cpc)
         ep.cpc->forget(ep);
     report(ep, WEFT_BTL_EP_CLOSED, WEFT_SUCCESS, "");
