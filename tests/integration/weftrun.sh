@@ -189,6 +189,17 @@ case_sigkill_weftrun_then_sweep() {
     expect_rc 0
 }
 
+# Ranks that exit while weftrun is between its waitpid pass and its read of
+# the signalfd (widened here by the test-only pause) are reaped at once.
+# Their SIGCHLDs were read in that window, and weftrun used to sleep on with
+# them as zombies until --timeout (or for good without it).
+case_ranks_exit_while_reaping() {
+    WEFTRUN_TEST_REAP_PAUSE_MS=1000 run --timeout 20 -np 3 --oversubscribe \
+        sh -c 'sleep "0.$((5 + PMIX_RANK))"; echo gone'
+    expect_rc 0; expect_count out '^gone$' 3
+    grep -q "longer than --timeout" "$d/err" && why="$why weftrun waited for its --timeout;"
+}
+
 case_timeout() {
     run --timeout 2 -np 2 "$PROBE" hang
     expect_rc 124; expect_err "longer than --timeout 2 s"

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +38,10 @@ Launcher::Launcher(Options opts, std::string program_path)
 {
     const char *d = std::getenv("WEFTRUN_DEBUG");
     debug_ = d && *d && std::strcmp(d, "0") != 0;
+    // For tests only: a pause in reap() between its waitpid pass and its
+    // read of the signalfd, so that a test can make ranks exit inside it.
+    if (const char *p = std::getenv("WEFTRUN_TEST_REAP_PAUSE_MS"))
+        reap_pause_ms_ = std::clamp(std::atoi(p), 0, 10000);
 }
 
 void Launcher::run()

@@ -70,6 +70,7 @@ private:
     int exit_code_ = 0;
     std::optional<Clock::time_point> deadline_;   // --timeout
     unsigned fences_done_ = 0;                    // told on --timeout
+    int reap_pause_ms_ = 0;                       // WEFTRUN_TEST_REAP_PAUSE_MS (tests)
     static constexpr int kStackTraceLimitS = 20;  // gdb's time per rank
     Clock::time_point kill_at_;
     Clock::time_point give_up_at_;

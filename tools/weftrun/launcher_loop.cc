@@ -5,6 +5,7 @@
 // exited is always seen before that exit is judged (P4, P6).
 #include <poll.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -155,20 +156,33 @@ void Launcher::handle_signals()
 void Launcher::reap()
 {
     std::vector<int> batch;
-    for (;;) {
-        int ws = 0;
-        pid_t pid = waitpid(-1, &ws, WNOHANG);
-        if (pid <= 0) break;
-        int r = find_rank(pid);
-        if (r < 0) continue;   // not ours (cannot happen: we fork only ranks)
-        ranks_[static_cast<size_t>(r)].reaped = true;
-        ranks_[static_cast<size_t>(r)].wstatus = ws;
-        batch.push_back(r);
+    // Reading the signalfd (for the order of deaths) also takes the SIGCHLD
+    // of a rank that exits after the waitpid pass: every read is followed by
+    // another pass, or that rank would stay a zombie that no signal wakes
+    // the loop for (weftrun then slept until --timeout, or for good, after
+    // every rank had exited).
+    for (size_t seen = 0;; seen = batch.size()) {
+        for (;;) {
+            int ws = 0;
+            pid_t pid = waitpid(-1, &ws, WNOHANG);
+            if (pid <= 0) break;
+            int r = find_rank(pid);
+            if (r < 0) continue;   // not ours (cannot happen: we fork only ranks)
+            ranks_[static_cast<size_t>(r)].reaped = true;
+            ranks_[static_cast<size_t>(r)].wstatus = ws;
+            batch.push_back(r);
+        }
+        if (batch.size() == seen) break;
+        if (reap_pause_ms_ > 0) {   // tests widen the window between the pass and the read
+            const timespec pause{reap_pause_ms_ / 1000, (reap_pause_ms_ % 1000) * 1000000L};
+            nanosleep(&pause, nullptr);
+        }
+        // The SIGCHLDs of these exits, for their order.
+        handle_signals();
     }
     if (batch.empty()) return;
-    // The SIGCHLDs of these exits, for their order; then that order, ranks
-    // without one (their signal was coalesced) after, as waitpid gave them.
-    handle_signals();
+    // Ranks in the order of their SIGCHLDs, those without one (their signal
+    // was coalesced) after, as waitpid gave them.
     auto death_rank = [&](int r) {
         auto it = std::find(death_order_.begin(), death_order_.end(), ranks_[static_cast<size_t>(r)].pid);
         return it - death_order_.begin();
