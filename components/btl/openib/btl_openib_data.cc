@@ -336,11 +336,10 @@ inline void Module::on_recv(Endpoint &ep, const ibv_wc &wc, unsigned slot)
     Imm imm;
     if (!(wc.wc_flags & IBV_WC_WITH_IMM))
         return bad_frame(ep, "a frame without a header arrived (a peer of another weft version?)");
-    const uint32_t raw = be32toh(wc.imm_data);
-    decode_imm(raw, &imm);
+    decode_imm(be32toh(wc.imm_data), &imm);
     // Most frames of a ping-pong carry no credits (they come back every
     // kRepostWithFrame buffers): both fields are zero then.
-    if (imm_has_credits(raw)) {
+    if (imm.data_credits | imm.control_credits) {
         if (uint64_t{ep.send_credits} + imm.data_credits > ep.peer_depth ||
             ep.control_credits + imm.control_credits > kControlRecvs)
             return bad_frame(ep, "the peer returned more credits than it was given (a corrupt frame)");

@@ -53,10 +53,6 @@ inline void decode_imm(uint32_t raw, Imm *imm)
     imm->data_credits = raw >> 12;
 }
 
-// Whether a raw immediate returns any credit: the two credit fields are
-// its bits from 10 up.
-inline bool imm_has_credits(uint32_t raw) { return (raw >> 10) != 0; }
-
 // The business card of a module: where its port is, and one section per
 // connection method (cpc) it runs, in its priority order.
 struct CardSection {
