@@ -43,10 +43,9 @@ const weft::cutil::ParamSpec kParams[] = {
     {"priority", WEFT_PARAM_INT, "50", WEFT_LEVEL_TUNER_DETAIL,
      "Selection priority of btl/scif among transports that reach the same peer (higher wins)."},
     {"eager_limit", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_BASIC,
-     "Largest message the runtime sends eagerly through the shared-memory ring (also the "
-     "largest sendi()); larger ones go by put/get, which copy once with process_vm_readv. "
-     "0: a 32nd of the ring, from 4k to 64k, and at most 8k toward a peer process_vm_readv "
-     "reaches (from there up the single copy is faster; weftrun --report shows each peer's)."},
+     "Largest message the runtime sends eagerly through the shared-memory ring (past 16k in "
+     "16k fragments the receiver copies out while the next goes in); larger ones go by "
+     "put/get, which copy once with process_vm_readv. 0: a 32nd of the ring, from 4k to 64k."},
     {"max_send", WEFT_PARAM_SIZE, "16M", WEFT_LEVEL_TUNER_DETAIL,
      "Largest payload of one send(); messages larger than one ring chunk travel as fragments."},
     {"ring_size", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_DETAIL,

@@ -26,6 +26,9 @@ namespace {
 
 // Queued large-send bytes per endpoint before send() says WEFT_ERR_AGAIN.
 constexpr size_t kMaxPendingBytes = size_t{256} << 20;
+// Pieces of a send() that streams straight from the caller's buffers (the
+// runtime's are a header and a payload); more go through the queue's copy.
+constexpr int kMaxStreamPieces = 8;
 
 } // namespace
 
@@ -41,6 +44,9 @@ void ScifModule::finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status,
     ep.inflight.clear();
     ep.acks_owed.clear();
     ep.pending_bytes = 0;
+    // A placement the endpoint will never finish is told first (btl.h).
+    if (ep.landing.active)
+        end_landing(ep, status != WEFT_SUCCESS ? status : WEFT_ERR_UNREACHABLE);
     if (!ep.reported) {
         ep.reported = true;
         if (state == WEFT_BTL_EP_FAILED)
@@ -66,7 +72,11 @@ int ScifModule::send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, i
     }
     if (ep.phase == EpPhase::connected && ep.pending.empty()) {
         sc::Endpoint *s = sc::lookup(ep.epd);
-        if (total <= sc::max_message(*s)) {
+        if (total > config_.stream_from && iovcnt <= kMaxStreamPieces) {
+            const int rc = stream(ep, *s, am_id, iov, iovcnt, total);
+            if (rc != WEFT_ERR_AGAIN)
+                return rc;
+        } else if (total <= sc::max_message(*s)) {
             std::span<const std::byte> small[8];
             if (iovcnt <= 8) {
                 for (int i = 0; i < iovcnt; ++i)
@@ -98,6 +108,72 @@ int ScifModule::send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, i
     ep.pending.push_back(std::move(p));
     if (ep.phase == EpPhase::connected)
         flush_pending(ep);
+    return WEFT_SUCCESS;
+}
+
+// Writes a message as fragments straight from the caller's buffers, each
+// published as it is written: the receiver copies one out of the ring while
+// the next goes in. A full ring stops it; what is left is queued (copy
+// semantics) and follows from progress(). WEFT_ERR_AGAIN: not even the
+// first fragment fit, nothing was sent (the caller queues the whole).
+int ScifModule::stream(ScifEndpoint &ep, sc::Endpoint &s, uint8_t am_id, const struct iovec *iov, int iovcnt,
+                       size_t total)
+{
+    const uint64_t total64 = total;
+    const size_t frag = std::min(config_.stream_fragment, sc::max_message(s) - sizeof total64);
+    int piece = 0;          // iov[piece] holds the next byte, at offset at
+    size_t at = 0, sent = 0;
+    while (sent < total) {
+        std::span<const std::byte> parts[kMaxStreamPieces + 1];
+        int n = 0;
+        if (sent == 0)
+            parts[n++] = bytes(&total64, sizeof total64);
+        const size_t want = std::min(frag, total - sent);
+        int p = piece;
+        size_t off = at, got = 0;
+        while (got < want) {
+            const size_t take = std::min(iov[p].iov_len - off, want - got);
+            if (take > 0)
+                parts[n++] = bytes(static_cast<const std::byte *>(iov[p].iov_base) + off, take);
+            got += take;
+            off += take;
+            if (off == iov[p].iov_len) {
+                ++p;
+                off = 0;
+            }
+        }
+        const int rc = sc::try_send_message(s, sent == 0 ? kFragFirst : kFrag, am_id, std::span(parts, n));
+        if (rc == -ECONNRESET)
+            return WEFT_ERR_UNREACHABLE;
+        if (rc != 0)
+            break;
+        // Wake a sleeping receiver at the first fragment, so that it copies
+        // while the rest goes in.
+        if (sent == 0 && s.tx.consumer_sleeps())
+            sc::notify(s);
+        sent += want;
+        piece = p;
+        at = off;
+    }
+    if (sent == 0)
+        return WEFT_ERR_AGAIN;
+    if (sent < total) {
+        ScifEndpoint::Pending rest;
+        rest.am_id = am_id;
+        rest.started = true;
+        rest.data.resize(total - sent);
+        size_t to = 0;
+        for (int p = piece; p < iovcnt; ++p, at = 0) {
+            const size_t len = iov[p].iov_len - at;
+            if (len > 0)
+                std::memcpy(rest.data.data() + to, static_cast<const std::byte *>(iov[p].iov_base) + at, len);
+            to += len;
+        }
+        ep.pending_bytes += rest.data.size();
+        ep.pending.push_back(std::move(rest));
+    }
+    if (s.tx.consumer_sleeps())
+        sc::notify(s);
     return WEFT_SUCCESS;
 }
 
@@ -289,6 +365,10 @@ void ScifModule::deliver_other(ScifEndpoint &ep, const sc::Chunk &c)
             ep.reasm_active = false;   // a broken peer: drop the message
             break;
         }
+        if (ep.landing.active)   // a new message before the last one ended: a broken peer
+            end_landing(ep, WEFT_ERR_BAD_VALUE);
+        if (start_landing(ep, c.tag, c.payload.subspan(sizeof total), total))
+            break;
         ep.reasm.assign(c.payload.begin() + sizeof total, c.payload.end());
         ep.reasm.reserve(total);
         ep.reasm_total = total;
@@ -297,6 +377,10 @@ void ScifModule::deliver_other(ScifEndpoint &ep, const sc::Chunk &c)
         break;
     }
     case kFrag:
+        if (ep.landing.active) {
+            land(ep, c.payload);
+            break;
+        }
         if (!ep.reasm_active || ep.reasm.size() + c.payload.size() > ep.reasm_total)
             break;
         ep.reasm.insert(ep.reasm.end(), c.payload.begin(), c.payload.end());
@@ -310,6 +394,67 @@ void ScifModule::deliver_other(ScifEndpoint &ep, const sc::Chunk &c)
     default:
         break;   // unknown types from a newer peer (or a hello again) are skipped
     }
+}
+
+// Asks the runtime where a fragmented message should land (its first
+// fragment's data in head); true when it took it: the fragments then go
+// straight into its buffers, with no reassembly copy.
+bool ScifModule::start_landing(ScifEndpoint &ep, uint8_t am_id, std::span<const std::byte> head, size_t total)
+{
+    const weft_btl_upcalls_t &up = c_.upcalls;
+    if (!(WEFT_HAS_MEMBER(&up, weft_btl_upcalls_t, placed) && up.place && up.placed) || head.size() >= total)
+        return false;
+    weft_btl_placement_t p{};
+    p.size = sizeof p;
+    if (!up.place(up.ctx, &ep.c, am_id, head.data(), head.size(), total, &p))
+        return false;
+    size_t room = 0;
+    bool valid = p.iovcnt >= 1 && p.iovcnt <= WEFT_BTL_PLACE_IOV && p.skip <= head.size();
+    for (int i = 0; valid && i < p.iovcnt; ++i) {
+        valid = p.iov[i].iov_base != nullptr || p.iov[i].iov_len == 0;
+        room += p.iov[i].iov_len;
+    }
+    if (!valid || room != total - p.skip) {
+        // The runtime broke the placement rules: it gets the message back.
+        up.placed(up.ctx, &ep.c, am_id, p.token, WEFT_ERR_BAD_VALUE);
+        return false;
+    }
+    ep.landing = ScifEndpoint::Landing{p, 0, 0, room, am_id, true};
+    land(ep, head.subspan(p.skip));
+    return true;
+}
+
+// The next bytes of the message landing on ep, in order.
+void ScifModule::land(ScifEndpoint &ep, std::span<const std::byte> data)
+{
+    auto &l = ep.landing;
+    if (data.size() > l.left) {
+        // More than the first fragment announced: a broken peer.
+        end_landing(ep, WEFT_ERR_BAD_VALUE);
+        return;
+    }
+    l.left -= data.size();
+    while (!data.empty()) {
+        const iovec &to = l.place.iov[l.iov];
+        const size_t n = std::min(to.iov_len - l.at, data.size());
+        if (n > 0)
+            std::memcpy(static_cast<std::byte *>(to.iov_base) + l.at, data.data(), n);
+        data = data.subspan(n);
+        l.at += n;
+        if (l.at == to.iov_len) {
+            ++l.iov;
+            l.at = 0;
+        }
+    }
+    if (l.left == 0)
+        end_landing(ep, WEFT_SUCCESS);
+}
+
+void ScifModule::end_landing(ScifEndpoint &ep, int status)
+{
+    ep.landing.active = false;
+    const weft_btl_upcalls_t &up = c_.upcalls;
+    up.placed(up.ctx, &ep.c, ep.landing.am_id, ep.landing.place.token, status);
 }
 
 // Before the connection is up: the hello (acceptor) or its answer

@@ -46,7 +46,7 @@ ScifModule::ScifModule(const weft_host_t *host, const weft_btl_component_t *comp
     c_.caps.bandwidth_mbs = 12000.0;
     c_.caps.eager_limit = config.eager_limit;
     c_.caps.max_send = config.max_send;
-    c_.caps.inline_max = config.eager_limit;
+    c_.caps.inline_max = std::min(config_.eager_limit, config_.stream_from);
     c_.caps.exclusivity = WEFT_BTL_EXCLUSIVITY_SHM;
     c_.caps.flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_INLINE;
     c_.caps.priority = config.priority;
@@ -170,10 +170,9 @@ int ScifModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len
 // Rings are as large as a shared-memory budget per process allows: 2 MiB
 // (eager 64 KiB) up to 16 local peers, halving as peers grow, 64 KiB (eager
 // 4 KiB) at least. Each connected peer costs two rings (one per direction).
-// That ring-sized eager limit is for connections without single copy, where
-// the rendezvous data would cross the ring in chunks; toward a peer
-// process_vm_readv reaches, the rendezvous wins from single_copy_eager up
-// (choose_eager_limit, per endpoint; docs/transports.md has the numbers).
+// Messages past 16 KiB up to that limit stream through the ring in
+// fragments (ScifConfig::stream_from), faster than the rendezvous even
+// toward a peer process_vm_readv reaches (docs/transports.md).
 void ScifModule::size_for_job()
 {
     if (sized_ || !c_.process)
@@ -195,7 +194,8 @@ void ScifModule::size_for_job()
     if (config_.auto_eager) {
         config_.eager_limit = std::clamp<size_t>(config_.ring_size / 32, 4096, 64 * 1024);
         config_.eager_limit = std::min(config_.eager_limit, config_.max_send);
-        c_.caps.eager_limit = c_.caps.inline_max = config_.eager_limit;
+        c_.caps.eager_limit = config_.eager_limit;
+        c_.caps.inline_max = std::min(config_.eager_limit, config_.stream_from);
     }
 }
 

@@ -65,10 +65,16 @@ struct ScifConfig {
     // Parameters left at 0: sized for the job once its local size is known
     // (see ScifModule::size_for_job); the values above until then.
     bool auto_ring = false, auto_eager = false;
-    // The auto eager limit of a connection whose peer process_vm_readv
-    // reaches: from there up the rendezvous (one copy by the receiver) beats
-    // two copies through the ring (measured: docs/transports.md).
-    size_t single_copy_eager = 8 * 1024;
+    // Messages longer than stream_from go through the ring as fragments of
+    // stream_fragment bytes, each published as soon as it is written, so the
+    // receiver copies one out while the sender writes the next (two copies
+    // that overlap instead of following each other); the receiver lands
+    // them straight in the runtime's buffer (upcalls.place). Up to the
+    // ring's eager limit this beats the rendezvous's single copy, whose
+    // process_vm_readv costs 2-5 us before it copies anything (measured:
+    // docs/transports.md). sendi() takes messages up to stream_from only.
+    size_t stream_from = 16 * 1024;
+    size_t stream_fragment = 16 * 1024;
     size_t max_ring_size = 0;        // largest ring accepted; 0: ring_size
     double handshake_timeout = 10;   // seconds to the hello
     size_t max_pending = 64;         // unauthenticated connections at once
@@ -146,7 +152,17 @@ struct ScifEndpoint : weft::btl::EndpointBase {
     std::vector<std::pair<uint64_t, std::vector<std::byte>>> inflight;
     uint64_t next_cookie = 1;
     std::vector<uint64_t> acks_owed;     // rdv_done the ring had no room for
-    // Reassembly of a fragmented message.
+    // A fragmented message landing straight in the runtime's buffers
+    // (upcalls.place accepted it): where its next bytes go.
+    struct Landing {
+        weft_btl_placement_t place{};
+        int iov = 0;          // current piece of place.iov
+        size_t at = 0;        // bytes of it already written
+        size_t left = 0;      // bytes of the message still to come
+        uint8_t am_id = 0;
+        bool active = false;
+    } landing;
+    // Reassembly of a fragmented message the runtime did not place.
     std::vector<std::byte> reasm;
     size_t reasm_total = 0;
     uint8_t reasm_am = 0;
@@ -217,9 +233,11 @@ private:
     bool handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len);
     void handle_reply(ScifEndpoint &ep, uint8_t answer);
     void connected(ScifEndpoint &ep, int *events, bool announce);
-    // Sets ep's own eager limit (weft_btl_endpoint_t.eager_limit) from how
-    // large data reaches its peer; before the runtime learns of it connected.
-    void choose_eager_limit(ScifEndpoint &ep) const;
+    int stream(ScifEndpoint &ep, weft::scif::Endpoint &s, uint8_t am_id, const struct iovec *iov, int iovcnt,
+               size_t total);
+    bool start_landing(ScifEndpoint &ep, uint8_t am_id, std::span<const std::byte> head, size_t total);
+    void land(ScifEndpoint &ep, std::span<const std::byte> data);
+    void end_landing(ScifEndpoint &ep, int status);
     ScifEndpoint *find_peer(uint32_t rank, const ScifEndpoint *except);
     uint32_t my_rank() const;
     void finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status, const char *reason);

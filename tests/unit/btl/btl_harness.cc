@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <algorithm>
 
 #include "core/framework.hpp"
 
@@ -576,6 +577,57 @@ void record_rdma(weft_btl_endpoint_t *ep, void *cb_ctx, int status)
 }
 
 // ---- content -------------------------------------------------------------
+
+SplitPlacer::SplitPlacer(BtlHarness &h, uint8_t am, size_t head_bytes)
+{
+    h.on_place = [this, am, head_bytes](weft_btl_endpoint_t *, uint8_t id, std::span<const std::byte> head,
+                                        size_t len, weft_btl_placement_t *p) -> int {
+        if (id != am)
+            return 0;
+        if (head.size() < std::min<size_t>(len, WEFT_BTL_PLACE_HEAD) || head.size() < head_bytes ||
+            len < head_bytes) {
+            problem_ = "place upcall shown " + std::to_string(head.size()) + " bytes of " + std::to_string(len);
+            return 0;
+        }
+        PlacedHead ph;
+        std::memcpy(&ph, head.data(), sizeof ph);
+        if (ph.index % 2 == 0)
+            return 0;
+        Placed &pl = placed_[ph.index];
+        pl.head = ph;
+        const size_t body = len - head_bytes;
+        pl.first.resize(body / 3);
+        pl.second.resize(body - body / 3);
+        p->skip = head_bytes;
+        p->iov[0] = {pl.first.data(), pl.first.size()};
+        p->iov[1] = {pl.second.data(), pl.second.size()};
+        p->iovcnt = 2;
+        p->token = ph.index;
+        return 1;
+    };
+    h.on_placed = [this](weft_btl_endpoint_t *, uint8_t, uint64_t token, int status) {
+        Placed &pl = placed_[token];
+        ++pl.calls;
+        pl.status = status;
+        ++landed_;
+    };
+}
+
+std::string SplitPlacer::check(size_t expect) const
+{
+    for (const auto &[index, pl] : placed_) {
+        std::vector<std::byte> whole = pl.first;
+        whole.insert(whole.end(), pl.second.begin(), pl.second.end());
+        if (pl.calls != 1 || pl.status != WEFT_SUCCESS)
+            return "message " + std::to_string(index) + ": " + std::to_string(pl.calls) + " placed upcalls, status " +
+                   std::to_string(pl.status);
+        if (checksum(whole) != checksum(pattern(whole.size(), pl.head.seed)))
+            return "message " + std::to_string(index) + " (placed) differs";
+    }
+    if (placed_.size() != expect)
+        return std::to_string(placed_.size()) + " messages placed, expected " + std::to_string(expect);
+    return "";
+}
 
 uint64_t checksum(std::span<const std::byte> bytes)
 {

@@ -237,6 +237,36 @@ struct RdmaCompletion {
 };
 void record_rdma(weft_btl_endpoint_t *ep, void *cb_ctx, int status);
 
+// The receiving side of a placement test: answers the place upcall for
+// messages of am id `am` that begin with a PlacedHead (then head_bytes - 8
+// more bytes of the test's own): odd indexes are placed, split over two
+// buffers (a third and the rest), even ones declined (delivered through
+// recv). Each placed() is recorded. Keep it alive while the harness runs.
+struct PlacedHead {
+    uint32_t index;
+    uint32_t seed;   // the body is pattern(len - head_bytes, seed)
+};
+class SplitPlacer {
+public:
+    SplitPlacer(BtlHarness &h, uint8_t am, size_t head_bytes);
+    size_t landed() const { return landed_; }
+    // A place upcall that showed too little of its message, or "".
+    const std::string &problem() const { return problem_; }
+    // "" or what is wrong with the placed messages: each placed once with
+    // WEFT_SUCCESS holding its pattern, and `expect` of them.
+    std::string check(size_t expect) const;
+
+private:
+    struct Placed {
+        PlacedHead head{};
+        std::vector<std::byte> first, second;
+        int calls = 0, status = 1;
+    };
+    std::map<uint64_t, Placed> placed_;
+    std::string problem_;
+    size_t landed_ = 0;
+};
+
 // FNV-1a over bytes: a content check for large messages.
 uint64_t checksum(std::span<const std::byte> bytes);
 // Deterministic, position-dependent bytes (so a shifted copy is caught).

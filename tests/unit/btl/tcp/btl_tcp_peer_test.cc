@@ -349,7 +349,7 @@ protected:
 
 // A large message's first bytes: which one it is and how its payload was made.
 struct BigHeader {
-    uint64_t index;
+    uint32_t index;            // PlacedHead (btl_harness.hpp): the index, then the seed
     uint32_t seed;
     uint32_t ordered_before;   // ordered messages the sender had sent before it
 };
@@ -394,7 +394,7 @@ TEST_F(BtlTcpLinks, UnorderedLargeMessagesOverLinksLandWholeAndOrderedOnesInOrde
                     if (h.retry_on_again([&] { return weft_btl_send(ep, 7, &iov, 1); }) != WEFT_SUCCESS)
                         return me + ": ordered send failed";
                 }
-                BigHeader hdr{i, static_cast<uint32_t>(rng()), ordered};
+                BigHeader hdr{static_cast<uint32_t>(i), static_cast<uint32_t>(rng()), ordered};
                 auto payload = pattern(size(rng) - sizeof hdr, hdr.seed);
                 iovec iov[2] = {{&hdr, sizeof hdr}, {payload.data(), payload.size()}};
                 int rc = h.retry_on_again(
@@ -419,56 +419,19 @@ TEST_F(BtlTcpLinks, UnorderedLargeMessagesOverLinksLandWholeAndOrderedOnesInOrde
         }
 
         // Receiver: odd messages are placed into two buffers each.
-        struct Placed {
-            BigHeader hdr{};
-            std::vector<std::byte> first, second;
-            int calls = 0, status = 1;
-        };
-        std::map<uint64_t, Placed> placed;
-        std::string problem;
-        h.on_place = [&](weft_btl_endpoint_t *, uint8_t am, std::span<const std::byte> head, size_t len,
-                         weft_btl_placement_t *p) -> int {
-            if (am != 9)
-                return 0;
-            BigHeader hdr;
-            if (head.size() < std::min<size_t>(len, WEFT_BTL_PLACE_HEAD) || head.size() < sizeof hdr) {
-                problem = "place upcall shown " + std::to_string(head.size()) + " bytes of " + std::to_string(len);
-                return 0;
-            }
-            std::memcpy(&hdr, head.data(), sizeof hdr);
-            if (hdr.index % 2 == 0)
-                return 0;
-            Placed &pl = placed[hdr.index];
-            pl.hdr = hdr;
-            const size_t body = len - sizeof hdr;
-            pl.first.resize(body / 3);
-            pl.second.resize(body - body / 3);
-            p->skip = sizeof hdr;
-            p->iov[0] = {pl.first.data(), pl.first.size()};
-            p->iov[1] = {pl.second.data(), pl.second.size()};
-            p->iovcnt = 2;
-            p->token = hdr.index;
-            return 1;
-        };
-        size_t landed = 0;
-        h.on_placed = [&](weft_btl_endpoint_t *, uint8_t, uint64_t token, int status) {
-            Placed &pl = placed[token];
-            ++pl.calls;
-            pl.status = status;
-            ++landed;
-        };
+        SplitPlacer placer(h, 9, sizeof(BigHeader));
         auto count = [&](uint8_t am) {
             return static_cast<size_t>(std::count_if(h.deliveries.begin(), h.deliveries.end(),
                                                      [am](const Delivery &d) { return d.am_id == am; }));
         };
         const bool all = h.progress_until([&] {
-            return !problem.empty() || (count(9) + landed >= kBigMessages && count(7) >= kOrdered);
+            return !placer.problem().empty() || (count(9) + placer.landed() >= kBigMessages && count(7) >= kOrdered);
         });
         std::string verdict;
-        if (!problem.empty())
-            verdict = problem;
+        if (!placer.problem().empty())
+            verdict = placer.problem();
         else if (!all)
-            verdict = std::to_string(count(9)) + " received and " + std::to_string(landed) + " placed of " +
+            verdict = std::to_string(count(9)) + " received and " + std::to_string(placer.landed()) + " placed of " +
                       std::to_string(kBigMessages) + ", " + std::to_string(count(7)) + " ordered: " + h.failure();
         // Ordered frames in order, and each large one after the ordered ones sent before it.
         uint32_t next = 0;
@@ -491,19 +454,8 @@ TEST_F(BtlTcpLinks, UnorderedLargeMessagesOverLinksLandWholeAndOrderedOnesInOrde
                     verdict = "message " + std::to_string(hdr.index) + " (received) differs";
             }
         }
-        for (auto &[index, pl] : placed) {
-            if (!verdict.empty())
-                break;
-            std::vector<std::byte> whole = pl.first;
-            whole.insert(whole.end(), pl.second.begin(), pl.second.end());
-            if (pl.calls != 1 || pl.status != WEFT_SUCCESS)
-                verdict = "message " + std::to_string(index) + ": " + std::to_string(pl.calls) +
-                          " placed upcalls, status " + std::to_string(pl.status);
-            else if (checksum(whole) != checksum(pattern(whole.size(), pl.hdr.seed)))
-                verdict = "message " + std::to_string(index) + " (placed) differs";
-        }
-        if (verdict.empty() && placed.size() != kBigMessages / 2)
-            verdict = std::to_string(placed.size()) + " messages placed, expected " + std::to_string(kBigMessages / 2);
+        if (verdict.empty())
+            verdict = placer.check(kBigMessages / 2);
         ctx.channel.send(verdict.empty() ? std::string("ok") : verdict);
         return verdict.empty() ? "" : me + ": " + verdict;
     });
