@@ -367,7 +367,13 @@ void ScifModule::deliver_other(ScifEndpoint &ep, const sc::Chunk &c)
         }
         if (ep.landing.active)   // a new message before the last one ended: a broken peer
             end_landing(ep, WEFT_ERR_BAD_VALUE);
-        if (start_landing(ep, c.tag, c.payload.subspan(sizeof total), total))
+        const auto first = c.payload.subspan(sizeof total);
+        if (first.size() == total) {   // the whole message in its first fragment
+            if (c_.upcalls.recv)
+                c_.upcalls.recv(c_.upcalls.ctx, &ep.c, c.tag, first.data(), first.size());
+            break;
+        }
+        if (start_landing(ep, c.tag, first, total))
             break;
         ep.reasm.assign(c.payload.begin() + sizeof total, c.payload.end());
         ep.reasm.reserve(total);
