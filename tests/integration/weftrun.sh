@@ -204,7 +204,7 @@ case_timeout() {
     run --timeout 2 -np 2 "$PROBE" hang
     expect_rc 124; expect_err "longer than --timeout 2 s"
     # What each rank still running was doing, as weftrun saw it.
-    expect_err "^weftrun: the job completed 0 fences; ranks still running:"
+    expect_err "^weftrun: fences completed through weftrun: 0 (a fence among the ranks of one host completes inside the PMIx server and is not counted); ranks still running:"
     expect_count err "^weftrun:   rank [01] (pid [0-9]*): connected to PMIx, not finalized" 2
     grep -q "stack traces of" "$d/err" && why="$why stacks without --get-stack-traces;"
 }

@@ -17,8 +17,11 @@ namespace weftrun {
 
 void describe_live_ranks(const std::vector<RankState> &ranks, unsigned fences, const SayFn &say)
 {
-    say("the job completed " + std::to_string(fences) + (fences == 1 ? " fence" : " fences") +
-        "; ranks still running:");
+    // Only fences that reach weftrun's fence upcall are counted: the PMIx
+    // server completes a fence among the ranks of one host by itself.
+    say("fences completed through weftrun: " + std::to_string(fences) +
+        " (a fence among the ranks of one host completes inside the PMIx server and is not counted); "
+        "ranks still running:");
     for (size_t i = 0; i < ranks.size(); ++i) {
         const RankState &r = ranks[i];
         if (r.pid <= 0 || r.reaped) continue;
