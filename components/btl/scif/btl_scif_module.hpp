@@ -70,9 +70,10 @@ struct ScifConfig {
     // receiver copies one out while the sender writes the next (two copies
     // that overlap instead of following each other); the receiver lands
     // them straight in the runtime's buffer (upcalls.place). Up to the
-    // ring's eager limit this beats the rendezvous's single copy, whose
-    // process_vm_readv costs 2-5 us before it copies anything (measured:
-    // docs/transports.md). sendi() takes messages up to stream_from only.
+    // ring's eager limit this beat the rendezvous's single copy, whose
+    // process_vm_readv costs 2-5 us before it copies anything, except in the
+    // 2-vCPU VM's slow periods (measured: docs/transports.md). sendi() takes
+    // messages up to stream_from only.
     size_t stream_from = 16 * 1024;
     size_t stream_fragment = 16 * 1024;
     size_t max_ring_size = 0;        // largest ring accepted; 0: ring_size
