@@ -45,7 +45,9 @@ const weft::cutil::ParamSpec kParams[] = {
     {"eager_limit", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_BASIC,
      "Largest message the runtime sends eagerly through the shared-memory ring (past 16k in "
      "16k fragments the receiver copies out while the next goes in); larger ones go by "
-     "put/get, which copy once with process_vm_readv. 0: a 32nd of the ring, from 4k to 64k."},
+     "put/get, which copy once with process_vm_readv. 0: a 32nd of the ring, from 4k to 64k, "
+     "and at most 32k toward a peer process_vm_readv reaches (weftrun --report shows each "
+     "peer's)."},
     {"max_send", WEFT_PARAM_SIZE, "16M", WEFT_LEVEL_TUNER_DETAIL,
      "Largest payload of one send(); messages larger than one ring chunk travel as fragments."},
     {"ring_size", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_DETAIL,

@@ -107,10 +107,30 @@ void send_reply(sc::Endpoint &s, HelloAnswer answer, uint32_t rank)
 
 } // namespace
 
+// With single copy both ways (we reach the peer, and its hello or reply said
+// it reaches us), a message past single_copy_eager goes as a rendezvous the
+// runtime completes with put/get. Streamed through the ring (two copies that
+// overlap) 16-32 KiB is faster than the single copy; 64 KiB is faster one
+// way too on the 2-vCPU VM (except in its slow periods), but both ranks
+// sending windows of 64 KiB at once (osu_bibw) fill the rings, and the
+// queued copies halved that bandwidth (docs/transports.md). Without single
+// copy the rendezvous data would cross the ring anyway, so the ring-sized
+// limit of the module's caps stays. A limit the user set
+// (btl_scif_eager_limit) is the module's for every connection.
+void ScifModule::choose_eager_limit(ScifEndpoint &ep) const
+{
+    const sc::Endpoint *s = sc::lookup(ep.epd);
+    // Both ways: the runtime's rendezvous has the receiver get (it reads
+    // us) and, for some operations, this side put or get (we reach it).
+    const bool rdma = (c_.caps.flags & WEFT_BTL_FLAG_GET) && s && s->single_copy && ep.peer_reads_us;
+    ep.c.eager_limit = config_.auto_eager && rdma ? std::min(config_.single_copy_eager, c_.caps.eager_limit) : 0;
+}
+
 void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
 {
     ep.phase = EpPhase::connected;
     ep.c.state = WEFT_BTL_EP_CONNECTED;
+    choose_eager_limit(ep);
     ++*events;
     // Which path large data takes to this peer, said once per connection.
     if (const sc::Endpoint *s = sc::lookup(ep.epd)) {
@@ -214,6 +234,7 @@ bool ScifModule::handle_hello(ScifEndpoint &ep, const std::byte *p, size_t len)
     // inside the accepted upcall queue (the phase is not connected yet), so
     // the reply is the first thing in the ring.
     ep.c.state = WEFT_BTL_EP_CONNECTED;
+    choose_eager_limit(ep);
     void *ctx = c_.upcalls.accepted ? c_.upcalls.accepted(c_.upcalls.ctx, &ep.c) : nullptr;
     if (!ctx) {
         send_reply(*s, kRefuse, me);

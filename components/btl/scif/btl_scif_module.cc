@@ -171,9 +171,9 @@ int ScifModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len
 // (eager 64 KiB) up to 16 local peers, halving as peers grow, 64 KiB (eager
 // 4 KiB) at least. Each connected peer costs two rings (one per direction).
 // Messages past 16 KiB up to that limit stream through the ring in
-// fragments (ScifConfig::stream_from), also toward a peer process_vm_readv
-// reaches: measured, faster than the rendezvous except in the 2-vCPU VM's
-// slow periods (docs/transports.md).
+// fragments (ScifConfig::stream_from); toward a peer process_vm_readv
+// reaches, the rendezvous takes over past 32 KiB (choose_eager_limit, per
+// endpoint; docs/transports.md has the numbers).
 void ScifModule::size_for_job()
 {
     if (sized_ || !c_.process)

@@ -65,15 +65,17 @@ struct ScifConfig {
     // Parameters left at 0: sized for the job once its local size is known
     // (see ScifModule::size_for_job); the values above until then.
     bool auto_ring = false, auto_eager = false;
+    // The auto eager limit of a connection whose peer process_vm_readv
+    // reaches (see ScifModule::choose_eager_limit).
+    size_t single_copy_eager = 32 * 1024;
     // Messages longer than stream_from go through the ring as fragments of
     // stream_fragment bytes, each published as soon as it is written, so the
     // receiver copies one out while the sender writes the next (two copies
     // that overlap instead of following each other); the receiver lands
-    // them straight in the runtime's buffer (upcalls.place). Up to the
-    // ring's eager limit this beat the rendezvous's single copy, whose
-    // process_vm_readv costs 2-5 us before it copies anything, except in the
-    // 2-vCPU VM's slow periods (measured: docs/transports.md). sendi() takes
-    // messages up to stream_from only.
+    // them straight in the runtime's buffer (upcalls.place). Up to 32 KiB
+    // this beats the rendezvous's single copy, whose process_vm_readv costs
+    // 2-5 us before it copies anything (measured: docs/transports.md).
+    // sendi() takes messages up to stream_from only.
     size_t stream_from = 16 * 1024;
     size_t stream_fragment = 16 * 1024;
     size_t max_ring_size = 0;        // largest ring accepted; 0: ring_size
@@ -239,6 +241,9 @@ private:
     bool start_landing(ScifEndpoint &ep, uint8_t am_id, std::span<const std::byte> head, size_t total);
     void land(ScifEndpoint &ep, std::span<const std::byte> data);
     void end_landing(ScifEndpoint &ep, int status);
+    // Sets ep's own eager limit (weft_btl_endpoint_t.eager_limit) from how
+    // large data reaches its peer; before the runtime learns of it connected.
+    void choose_eager_limit(ScifEndpoint &ep) const;
     ScifEndpoint *find_peer(uint32_t rank, const ScifEndpoint *except);
     uint32_t my_rank() const;
     void finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status, const char *reason);

@@ -464,7 +464,7 @@ std::string endpoint_eager_limits(BtlHarness &harness, size_t want)
         weft_btl_endpoint_t *ep = nullptr;
         if (auto err = connect_from_parent(ctx, &ep); !err.empty())
             return err;
-        if (h.module()->caps.eager_limit <= 8192)
+        if (h.module()->caps.eager_limit <= 32768)
             return "the module's eager limit " + std::to_string(h.module()->caps.eager_limit) +
                    " leaves nothing to lower";
         auto check = [want](const weft_btl_endpoint_t *e, const char *side) -> std::string {
@@ -492,13 +492,13 @@ std::string endpoint_eager_limits(BtlHarness &harness, size_t want)
     });
 }
 
-// Where the peer lets process_vm_readv in, a 16-64 KiB message still goes
-// eagerly: streamed through the ring it is faster than the rendezvous's
-// single copy (docs/transports.md), so the endpoints keep the module's
-// ring-sized limit (0) as they did when they asked for 8 KiB.
-TEST_F(BtlScif, SingleCopyConnectionsKeepTheRingLimit)
+// Where the peer lets process_vm_readv in, a message past 32 KiB goes by
+// rendezvous (one copy): streamed through the ring it lost half the
+// bandwidth when both sides send windows of them at once. Both sides'
+// endpoints ask for the lower limit.
+TEST_F(BtlScif, SingleCopyConnectionsAskForTheLowerEagerLimit)
 {
-    std::string r = endpoint_eager_limits(h_, 0);
+    std::string r = endpoint_eager_limits(h_, 32768);
     EXPECT_TRUE(r.empty()) << r;
 }
 
@@ -576,10 +576,10 @@ TEST_F(BtlScif, ASideThatCannotReadItsPeerGetsItsLargeMessagesInFragments)
 }
 
 // btl_scif_eager_limit set by the user is the limit of every connection.
-TEST(BtlScifUserEagerLimit, IsTheLimitOfEveryConnection)
+TEST(BtlScifUserEagerLimit, WinsOverTheSingleCopyLimit)
 {
     BtlHarness h;
-    auto loaded = h.load({"scif", PeerMode::other_process, {"WEFT_MCA_btl_scif_eager_limit=32768"}});
+    auto loaded = h.load({"scif", PeerMode::other_process, {"WEFT_MCA_btl_scif_eager_limit=49152"}});
     if (loaded.skip)
         GTEST_SKIP() << loaded.message;
     ASSERT_TRUE(loaded.ok) << loaded.message;
