@@ -414,18 +414,12 @@ bool ScifModule::start_landing(ScifEndpoint &ep, uint8_t am_id, std::span<const 
     p.size = sizeof p;
     if (!up.place(up.ctx, &ep.c, am_id, head.data(), head.size(), total, &p))
         return false;
-    size_t room = 0;
-    bool valid = p.iovcnt >= 1 && p.iovcnt <= WEFT_BTL_PLACE_IOV && p.skip <= head.size();
-    for (int i = 0; valid && i < p.iovcnt; ++i) {
-        valid = p.iov[i].iov_base != nullptr || p.iov[i].iov_len == 0;
-        room += p.iov[i].iov_len;
-    }
-    if (!valid || room != total - p.skip) {
+    if (!weft::btl::placement_fits(p, head.size(), total)) {
         // The runtime broke the placement rules: it gets the message back.
         up.placed(up.ctx, &ep.c, am_id, p.token, WEFT_ERR_BAD_VALUE);
         return false;
     }
-    ep.landing = ScifEndpoint::Landing{p, 0, 0, room, am_id, true};
+    ep.landing = ScifEndpoint::Landing{p, 0, 0, total - p.skip, am_id, true};
     land(ep, head.subspan(p.skip));
     return true;
 }

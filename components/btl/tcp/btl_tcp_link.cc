@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "btl_tcp_link.hpp"
 
+#include <weft/btl_base.hpp>
+
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -174,20 +176,14 @@ bool Link::start_placement(LinkSink &sink, const FrameHeader &h, size_t have)
     p.size = sizeof p;
     if (!sink.place(h.am_id, std::span(payload, have), h.len, &p))
         return false;
-    size_t room = 0;
-    bool valid = p.iovcnt >= 1 && p.iovcnt <= WEFT_BTL_PLACE_IOV && p.skip <= have;
-    for (int i = 0; valid && i < p.iovcnt; ++i) {
-        valid = p.iov[i].iov_base != nullptr || p.iov[i].iov_len == 0;
-        room += p.iov[i].iov_len;
-    }
-    if (!valid || room != h.len - p.skip) {
+    if (!weft::btl::placement_fits(p, have, h.len)) {
         // The runtime broke the placement rules: take the message back.
         sink.placed(h.am_id, p.token, WEFT_ERR_BAD_VALUE);
         return false;
     }
     place_ = p;
     place_am_ = h.am_id;
-    place_left_ = room;
+    place_left_ = h.len - p.skip;
     in_place_ = true;
     // Only after one larger than rbuf_: smaller ones come several per
     // bulk read, cheaper than two system calls each. rbuf_ is empty now

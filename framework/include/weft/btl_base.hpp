@@ -49,6 +49,23 @@
 
 namespace weft::btl {
 
+// Whether a placement the runtime answered (upcalls.place) keeps the rules
+// of btl.h for a message of len bytes whose first head_len were shown: 1 to
+// WEFT_BTL_PLACE_IOV pieces, no null buffer with bytes, skip within head,
+// and room for exactly len - skip bytes.
+inline bool placement_fits(const weft_btl_placement_t &p, size_t head_len, size_t len) noexcept
+{
+    if (p.iovcnt < 1 || p.iovcnt > WEFT_BTL_PLACE_IOV || p.skip > head_len || p.skip > len)
+        return false;
+    size_t room = 0;
+    for (int i = 0; i < p.iovcnt; ++i) {
+        if (p.iov[i].iov_base == nullptr && p.iov[i].iov_len != 0)
+            return false;
+        room += p.iov[i].iov_len;
+    }
+    return room == len - p.skip;
+}
+
 // Writes a reason into a why/reason buffer of the C ABI (either may be
 // NULL/0: the caller did not ask). Truncates to the buffer.
 #if defined(__GNUC__)
