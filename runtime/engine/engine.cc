@@ -102,29 +102,21 @@ bool Engine::start_op(PeerTraffic &ps, Op *op)
 bool Engine::start_put(PeerTraffic &ps, Op *op)
 {
     // A synchronous send goes by rendezvous: its Fin says the receiver matched it.
-    const bool eager = !op->sync && op->length <= ps.eager_limit &&
-                       ps.eager_outstanding + op->length <= eager_window_;
-    const std::span<const std::byte> data(op->data, op->length);
-    int rc;
-    if (eager && !op->ack && op->offset == 0 && op->hdr_data == 0) {
-        rc = peers_.send_eager(ps, op->portal, op->match_bits, data);
-    } else if (eager) {
-        wire::Put p{};
-        p.type = static_cast<uint8_t>(wire::Type::Put);
-        p.portal = static_cast<uint8_t>(op->portal);
-        p.flags = op->ack ? wire::kFlagAck : 0;
-        p.length = static_cast<uint32_t>(op->length);
-        p.match_bits = op->match_bits;
-        p.offset = op->offset;
-        p.hdr_data = op->hdr_data;
-        p.op = op->handle;
-        rc = peers_.send_frame(ps, wire::bytes_of(p), data);
-    } else {
-        rc = rendezvous_.send_rts(ps, op);
-        if (rc == WEFT_SUCCESS) {
-            if (!op->sync && op->length <= ps.eager_limit)
-                ++ps.counters->credit_stalls;   // eager but for the window
-            return true;   // the Fin completes it
+    const bool in_window = !op->sync && ps.eager_outstanding + op->length <= eager_window_;
+    const bool eager = in_window && op->length <= ps.eager_limit;
+    int rc = eager ? send_put_frame<false>(ps, op) : WEFT_ERR_AGAIN;
+    if (!eager) {
+        // Past the eager limit but within the connection's eager-if-room
+        // range: eager if the module takes it whole now, else rendezvous.
+        if (in_window && op->length <= ps.eager_if_room)
+            rc = send_put_frame<true>(ps, op);
+        if (rc == WEFT_ERR_AGAIN) {
+            rc = rendezvous_.send_rts(ps, op);
+            if (rc == WEFT_SUCCESS) {
+                if (!op->sync && op->length <= ps.eager_limit)
+                    ++ps.counters->credit_stalls;   // eager but for the window
+                return true;   // the Fin completes it
+            }
         }
     }
     if (rc == WEFT_ERR_AGAIN) {
@@ -147,6 +139,25 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
     }
     complete_op(op, WEFT_SUCCESS, op->length);
     return true;
+}
+
+// op's data as one eager frame: Tagged/Eager when it needs no more, else Put.
+template <bool Now>
+int Engine::send_put_frame(PeerTraffic &ps, Op *op)
+{
+    const std::span<const std::byte> data(op->data, op->length);
+    if (!op->ack && op->offset == 0 && op->hdr_data == 0)
+        return peers_.send_eager<Now>(ps, op->portal, op->match_bits, data);
+    wire::Put p{};
+    p.type = static_cast<uint8_t>(wire::Type::Put);
+    p.portal = static_cast<uint8_t>(op->portal);
+    p.flags = op->ack ? wire::kFlagAck : 0;
+    p.length = static_cast<uint32_t>(op->length);
+    p.match_bits = op->match_bits;
+    p.offset = op->offset;
+    p.hdr_data = op->hdr_data;
+    p.op = op->handle;
+    return peers_.send_frame<Now>(ps, wire::bytes_of(p), data);
 }
 
 // Target side of a get: the reply chunks.

@@ -257,6 +257,8 @@ private:
     [[gnu::noinline]] PeerTraffic *isend_peer(const void *buf, size_t len, uint32_t dest, int32_t tag,
                                               weft_request_t *out, Status *error);
     bool start_put(PeerTraffic &ps, Op *op);
+    template <bool Now>
+    int send_put_frame(PeerTraffic &ps, Op *op);
     Status new_op(const char *fn, weft_md_t md, uint32_t target, unsigned portal, Op **op, PeerTraffic **ps);
     // The target side of a get: its Reply chunks.
     bool continue_reply(PeerTraffic &ps, Op *op);

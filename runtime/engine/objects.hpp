@@ -231,6 +231,9 @@ struct PeerTraffic {
     bool started = false;                  // Host::start_connect asked
     weft_btl_endpoint_t *ep = nullptr;     // primary endpoint once connected
     size_t eager_limit = 0;                // min(module eager limit, engine limit)
+    // Longer messages up to this go eagerly when the module takes them at
+    // once (sendx with WEFT_BTL_SEND_NOW), else by rendezvous; 0: none.
+    size_t eager_if_room = 0;
     size_t inline_max = 0;
     size_t eager_outstanding = 0;          // sent, not yet credited back
     size_t consumed_unreported = 0;        // received and matched, not yet credited

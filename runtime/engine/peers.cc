@@ -66,6 +66,17 @@ size_t eager_limit_for(const weft_btl_endpoint_t *ep, size_t user_cap)
     return module_limit;
 }
 
+// The connection's eager-if-room range (weft_btl_endpoint_t.eager_if_room),
+// above eager_limit: only from a module with sendx, never against the user's
+// engine_base_eager_limit, never past the module's caps.
+size_t eager_if_room_for(const weft_btl_endpoint_t *ep, size_t user_cap, size_t eager_limit)
+{
+    if (user_cap || !WEFT_HAS_MEMBER(ep, weft_btl_endpoint_t, eager_if_room) || !WEFT_BTL_HAS_OP(ep->module, sendx))
+        return 0;
+    const size_t limit = std::min(ep->module->caps.eager_limit, ep->eager_if_room);
+    return limit > eager_limit ? limit : 0;
+}
+
 bool Peers::connect_now(PeerTraffic &ps)
 {
     if (!ps.started)
@@ -80,6 +91,9 @@ bool Peers::connect_now(PeerTraffic &ps)
     // An eager frame must fit one send with its header.
     if (caps.max_send > sizeof(wire::Put))
         ps.eager_limit = std::min(ps.eager_limit, caps.max_send - sizeof(wire::Put));
+    ps.eager_if_room = eager_if_room_for(ps.ep, eager_limit_cap_, ps.eager_limit);
+    if (caps.max_send > sizeof(wire::Put))
+        ps.eager_if_room = std::min(ps.eager_if_room, caps.max_send - sizeof(wire::Put));
     ps.inline_max = (WEFT_BTL_HAS_OP(ps.ep->module, sendi) && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
     ps.counters->eager_limit = ps.eager_limit;
     return true;

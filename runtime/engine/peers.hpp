@@ -29,6 +29,9 @@ namespace weft::engine {
 // connection's own (weft_btl_endpoint_t.eager_limit) or the user's
 // engine_base_eager_limit (user_cap, 0 when unset). See peers.cc.
 size_t eager_limit_for(const weft_btl_endpoint_t *ep, size_t user_cap);
+// The connection's weft_btl_endpoint_t.eager_if_room as the engine uses it:
+// 0 unless it lies above eager_limit and the module has sendx.
+size_t eager_if_room_for(const weft_btl_endpoint_t *ep, size_t user_cap, size_t eager_limit);
 
 class Peers {
 public:
@@ -69,11 +72,14 @@ public:
     // here, like send_eager: every eager message passes through both, and
     // a call and return each is a measurable part of a small message's
     // cost under emulation (Soft-RoCE in a TCG VM).
+    // Now: through sendx with WEFT_BTL_SEND_NOW, for a message past the
+    // eager limit that goes eagerly only if the module takes it at once.
+    template <bool Now = false>
     [[gnu::always_inline]] int send_frame(PeerTraffic &ps, std::span<const std::byte> hdr,
                                           std::span<const std::byte> payload)
     {
         weft_btl_endpoint_t *ep = ps.ep;
-        if (hdr.size() + payload.size() <= ps.inline_max) {
+        if (!Now && hdr.size() + payload.size() <= ps.inline_max) {
             // inline_max is 0 unless the module has sendi (connect_now):
             // saying so spares the wrapper's test on every message.
             if (!WEFT_BTL_HAS_OP(ep->module, sendi))
@@ -82,24 +88,27 @@ public:
         }
         iovec iov[2] = {{const_cast<std::byte *>(hdr.data()), hdr.size()},
                         {const_cast<std::byte *>(payload.data()), payload.size()}};
+        if constexpr (Now)
+            return weft_btl_sendx(ep, wire::kAmEngine, iov, payload.empty() ? 1 : 2, WEFT_BTL_SEND_NOW);
         return weft_btl_send(ep, wire::kAmEngine, iov, payload.empty() ? 1 : 2);
     }
     // An eager frame: Tagged (8 header bytes) where it can say the match
     // bits, else Eager.
+    template <bool Now = false>
     [[gnu::always_inline]] int send_eager(PeerTraffic &ps, unsigned portal, uint64_t bits, std::span<const std::byte> data)
     {
         if (portal == WEFT_PT_TAGGED && (bits >> 32) <= wire::Tagged::kMaxContext) {
             wire::Tagged t;
             t.type = static_cast<uint8_t>(wire::Type::Tagged);
             t.set_match_bits(bits);
-            return send_frame(ps, std::as_bytes(std::span(&t, 1)), data);
+            return send_frame<Now>(ps, std::as_bytes(std::span(&t, 1)), data);
         }
         wire::Eager e{};
         e.type = static_cast<uint8_t>(wire::Type::Eager);
         e.portal = static_cast<uint8_t>(portal);
         e.length = static_cast<uint32_t>(data.size());
         e.match_bits = bits;
-        return send_frame(ps, std::as_bytes(std::span(&e, 1)), data);
+        return send_frame<Now>(ps, std::as_bytes(std::span(&e, 1)), data);
     }
     void send_control(PeerTraffic &ps, std::span<const std::byte> frame);
     void send_control_to(uint32_t rank, std::span<const std::byte> frame);

@@ -4,6 +4,8 @@
 #  - exact: a scripted exchange over btl/scif and btl/tcp counts every
 #    message and byte, by protocol, and the unexpected queue exactly
 #    (tests/runtime/weft_counters.c checks the numbers in the ranks);
+#  - ifroom: over btl/scif a 64 KiB message into an empty ring goes
+#    eagerly, by rendezvous with btl_scif_eager_if_room=false;
 #  - another process maps a running rank's page read-only through
 #    /proc/PID/fd (the memfd) and reads the bytes it sent;
 #  - nothing is left behind after SIGKILL of a rank or of weftrun: the
@@ -51,6 +53,30 @@ for btl in self,scif self,tcp; do
     # tcp has no RDMA: every rendezvous went in chunks.
     if [ "$btl" = self,tcp ] && ! grep -q "sent eager 6/4213 rdma 0/0 chunks 4/1418209" "$out"; then
         fail "$t-protocols" "expected 6 eager (4213 B) and 4 chunked (1418209 B) sends"
+    fi
+done
+
+# --- btl/scif's eager-if-room range ------------------------------------------
+# Toward a peer it reads with process_vm_readv, btl/scif asks for a 32 KiB
+# eager limit and offers eager_if_room up to its ring's limit (64 KiB with
+# 2 MiB rings): a 64 KiB message into an empty ring goes eagerly. With
+# btl_scif_eager_if_room=false it goes by rendezvous; a peer it cannot read
+# keeps the ring's limit (eager either way).
+for if_room in true false; do
+    t="scif-eager-if-room-$if_room"
+    if ! loaded scif; then skip "$t" "btl/scif is not built"; continue; fi
+    env TMPDIR="$jobtmp" timeout -k 5 $limit "$weftrun" --timeout 100 --get-stack-traces -np 2 --mca btl self,scif \
+        --mca btl_scif_eager_if_room "$if_room" "$prog" ifroom >"$out" 2>"$err"
+    rc=$?
+    line=$(grep "^ifroom: " "$out")
+    lim=$(echo "$line" | sed -n 's/^ifroom: eager_limit \([0-9]*\),.*/\1/p')
+    want=eager
+    [ "$if_room" = false ] && [ "${lim:-0}" -lt 65536 ] && want=rendezvous
+    n=$(grep -c "^counters: rank [01] ok" "$out")
+    if [ "$rc" = 0 ] && [ "$n" = 2 ] && [ "$line" = "ifroom: eager_limit $lim, 65536 bytes by $want" ]; then
+        pass "$t ($line)"
+    else
+        fail "$t" "exit $rc, $n ranks ok, '$line' (expected 65536 bytes by $want)"
     fi
 done
 

@@ -13,6 +13,11 @@
  *   weft_counters hold        the exchange, then prints "counters: rank R
  *                             pid PID" and waits in a receive nobody
  *                             answers (the test kills it)
+ *   weft_counters ifroom      rank 1 posts a receive of 64 KiB and says so;
+ *                             rank 0, whose connection to rank 1 is then
+ *                             empty, sends it and prints "ifroom: eager_limit
+ *                             L, 65536 bytes by eager|rendezvous" (which
+ *                             protocol counted them); rank 1 checks the data
  *   weft_counters read FILE   not a rank: maps FILE (/proc/PID/fd/N of a
  *                             rank's page) read-only, checks its header and
  *                             prints "page: rank R of N sent-to-1 BYTES"
@@ -180,6 +185,45 @@ static void exchange(void)
         expect("connections to the peer", read_counter("peer_connects", rank == 0 ? 1 : 0) > 0, 1);
 }
 
+/* One 64 KiB message to a peer that waits for it with nothing else in
+ * flight: which protocol carried it (the test knows which one should). */
+static void if_room(void)
+{
+    enum { kSize = 65536 };
+    static unsigned char data[kSize];
+    char token = 0;
+    const int rank = weft_rank();
+    if (rank == 1) {
+        weft_request_t req;
+        check(weft_irecv(data, kSize, 0, 7, &req), "weft_irecv");
+        check(weft_send(&token, 1, 0, 100), "weft_send ready");
+        check(weft_wait(&req, NULL), "weft_wait");
+        for (size_t i = 0; i < kSize; ++i)
+            if (data[i] != (unsigned char)(i * 7 + 3)) {
+                fprintf(stderr, "counters: rank 1: byte %zu of the 64 KiB message is wrong\n", i);
+                ++failures;
+                break;
+            }
+    } else if (rank == 0) {
+        for (size_t i = 0; i < kSize; ++i)
+            data[i] = (unsigned char)(i * 7 + 3);
+        struct traffic before, after;
+        check(weft_recv(&token, 1, 1, 100, NULL), "weft_recv ready");
+        read_traffic("sent", 1, &before);
+        check(weft_send(data, kSize, 1, 7), "weft_send");
+        read_traffic("sent", 1, &after);
+        const uint64_t eager = after.bytes[0] - before.bytes[0];
+        const uint64_t rndv = after.bytes[1] - before.bytes[1] + after.bytes[2] - before.bytes[2];
+        if (eager + rndv != kSize) {
+            fprintf(stderr, "counters: rank 0: the 64 KiB message counted %llu eager + %llu rendezvous bytes\n",
+                    (unsigned long long)eager, (unsigned long long)rndv);
+            ++failures;
+        }
+        printf("ifroom: eager_limit %llu, 65536 bytes by %s\n",
+               (unsigned long long)read_counter("peer_eager_limit", 1), eager == kSize ? "eager" : "rendezvous");
+    }
+}
+
 static int read_page(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -216,8 +260,9 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc == 3 && strcmp(argv[1], "read") == 0)
         return read_page(argv[2]);
-    if (argc != 2 || (strcmp(argv[1], "exact") != 0 && strcmp(argv[1], "hold") != 0)) {
-        fprintf(stderr, "usage: weft_counters exact|hold|read FILE\n");
+    if (argc != 2 ||
+        (strcmp(argv[1], "exact") != 0 && strcmp(argv[1], "hold") != 0 && strcmp(argv[1], "ifroom") != 0)) {
+        fprintf(stderr, "usage: weft_counters exact|hold|ifroom|read FILE\n");
         return 2;
     }
     check(weft_init(&argc, &argv), "weft_init");
@@ -225,7 +270,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "counters: run with at least 2 ranks\n");
         return 2;
     }
-    exchange();
+    if (strcmp(argv[1], "ifroom") == 0)
+        if_room();
+    else
+        exchange();
     if (strcmp(argv[1], "hold") == 0) {
         printf("counters: rank %d pid %d\n", weft_rank(), (int)getpid());
         char never;

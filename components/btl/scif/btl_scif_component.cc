@@ -46,8 +46,13 @@ const weft::cutil::ParamSpec kParams[] = {
      "Largest message the runtime sends eagerly through the shared-memory ring (past 16k in "
      "16k fragments the receiver copies out while the next goes in); larger ones go by "
      "put/get, which copy once with process_vm_readv. 0: a 32nd of the ring, from 4k to 64k, "
-     "and at most 32k toward a peer process_vm_readv reaches (weftrun --report shows each "
-     "peer's)."},
+     "and at most 32k toward a peer process_vm_readv reaches, past which btl_scif_eager_if_room "
+     "applies (weftrun --report shows each peer's)."},
+    {"eager_if_room", WEFT_PARAM_BOOL, "true", WEFT_LEVEL_TUNER_DETAIL,
+     "Toward a peer process_vm_readv reaches, when the eager limit is left automatic: messages "
+     "past it up to the ring's own limit (64k with 2M rings) still stream through the ring when "
+     "it has room for the whole message at once, and go by rendezvous when it has not (a full "
+     "ring would queue them by copy). false: always by rendezvous."},
     {"max_send", WEFT_PARAM_SIZE, "16M", WEFT_LEVEL_TUNER_DETAIL,
      "Largest payload of one send(); messages larger than one ring chunk travel as fragments."},
     {"ring_size", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_DETAIL,
@@ -119,6 +124,9 @@ int read_config(const weft_host_t *host, ScifConfig *config)
     config->handshake_timeout = handshake;
     config->max_pending = static_cast<size_t>(max_pending);
     host->param_get_int("btl_scif_priority", &priority);
+    int if_room = config->eager_if_room ? 1 : 0;
+    host->param_get_bool("btl_scif_eager_if_room", &if_room);
+    config->eager_if_room = if_room != 0;
     host->param_get_size("btl_scif_eager_limit", &eager);
     host->param_get_size("btl_scif_max_send", &max_send);
     host->param_get_size("btl_scif_ring_size", &ring);

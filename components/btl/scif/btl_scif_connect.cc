@@ -124,6 +124,7 @@ void ScifModule::choose_eager_limit(ScifEndpoint &ep) const
     // us) and, for some operations, this side put or get (we reach it).
     const bool rdma = (c_.caps.flags & WEFT_BTL_FLAG_GET) && s && s->single_copy && ep.peer_reads_us;
     ep.c.eager_limit = config_.auto_eager && rdma ? std::min(config_.single_copy_eager, c_.caps.eager_limit) : 0;
+    ep.c.eager_if_room = ep.c.eager_limit && config_.eager_if_room ? c_.caps.eager_limit : 0;
 }
 
 void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)

@@ -111,6 +111,39 @@ int ScifModule::send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, i
     return WEFT_SUCCESS;
 }
 
+int ScifModule::sendx(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags)
+{
+    if (flags & ~(WEFT_BTL_SEND_NOW | WEFT_BTL_SEND_UNORDERED))
+        return WEFT_ERR_BAD_PARAM;
+    if (!(flags & WEFT_BTL_SEND_NOW))
+        return send(ep, am_id, iov, iovcnt);
+    if (ep.closing || ep.phase == EpPhase::dead)
+        return WEFT_ERR_UNREACHABLE;
+    // send() writes at once only from a few pieces, to a connected endpoint
+    // with nothing queued before it.
+    if (ep.phase != EpPhase::connected || !ep.pending.empty() || iovcnt > kMaxStreamPieces)
+        return again();
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; ++i)
+        total += iov[i].iov_len;
+    if (total > config_.max_send)
+        return WEFT_ERR_BAD_PARAM;
+    sc::Endpoint *s = sc::lookup(ep.epd);
+    // As send() will cut it: one chunk, or stream()'s fragments (the first
+    // also carries the 8-byte total).
+    size_t count = 1, len = total;
+    if (total > config_.stream_from) {
+        len = std::min(config_.stream_fragment, sc::max_message(*s) - sizeof(uint64_t));
+        count = (total + len - 1) / len;
+        len += sizeof(uint64_t);
+    } else if (total > sc::max_message(*s)) {
+        return WEFT_ERR_AGAIN;
+    }
+    if (!s->tx.has_room_for(count, len))
+        return s->peer_closed() ? WEFT_ERR_UNREACHABLE : again();
+    return send(ep, am_id, iov, iovcnt);
+}
+
 // Writes a message as fragments straight from the caller's buffers, each
 // published as it is written: the receiver copies one out of the ring while
 // the next goes in. A full ring stops it; what is left is queued (copy

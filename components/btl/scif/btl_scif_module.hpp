@@ -5,7 +5,14 @@
 // - a message up to the ring's chunk limit is one chunk (type am, tag = the
 //   am id), written straight into the cells (sendi/send never allocate for
 //   these) and delivered from the ring without a copy;
-// - a larger one is copied into a queue; from progress() it goes as a
+// - one past stream_from (16 KiB) is written as 16 KiB fragments straight
+//   from the caller's buffers, and the receiver lands them in the runtime's
+//   buffer (upcalls.place) while the next goes in; what the ring has no
+//   room for is copied into the queue. sendx(WEFT_BTL_SEND_NOW) takes a
+//   message only when the ring has room for all of it (the runtime's
+//   eager_if_room range, toward peers the rendezvous serves better once
+//   the ring is full);
+// - a queued one goes from progress() as a
 //   rendezvous when process_vm_readv reaches the peer (a chunk with the
 //   copy's address and length; the receiver reads it in one call and
 //   answers with rdv_done, which frees the copy), else as fragments
@@ -68,6 +75,13 @@ struct ScifConfig {
     // The auto eager limit of a connection whose peer process_vm_readv
     // reaches (see ScifModule::choose_eager_limit).
     size_t single_copy_eager = 32 * 1024;
+    // Toward those peers, messages past single_copy_eager up to the ring's
+    // eager limit stream when the ring has room for all of them at once
+    // (weft_btl_endpoint_t.eager_if_room, sendx with WEFT_BTL_SEND_NOW):
+    // a streamed 64 KiB beats the rendezvous one way (4.5-6 us against
+    // 8-10 on the 2-vCPU VM) but, once the ring is full, its queued copy
+    // halves both-ways bandwidth (docs/transports.md).
+    bool eager_if_room = true;
     // Messages longer than stream_from go through the ring as fragments of
     // stream_fragment bytes, each published as soon as it is written, so the
     // receiver copies one out while the sender writes the next (two copies
@@ -203,6 +217,10 @@ public:
     int card(void *buf, size_t *len);
     int connect(const weft_btl_peer_t *peer, weft_btl_endpoint_t **out);
     int send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt);
+    // send(), or with WEFT_BTL_SEND_NOW only what the ring has room for at
+    // once (else WEFT_ERR_AGAIN, nothing taken). WEFT_BTL_SEND_UNORDERED is
+    // accepted and kept in order (that satisfies it).
+    int sendx(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags);
     int sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
               const void *payload, size_t payload_len);
     int rdma(ScifEndpoint &ep, bool is_put, void *local, size_t len, uint64_t remote_addr,

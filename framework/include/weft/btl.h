@@ -33,7 +33,7 @@
  *
  * Growth rules (component ABI 1.0; every member declared below is part of
  * 1.0 except the ops appended after modex_ready: attach_counters, and
- * weft_btl_endpoint_t's eager_limit):
+ * weft_btl_endpoint_t's eager_limit and eager_if_room):
  * - Every struct begins with its size, set by whoever fills it in
  *   (weft_btl_module_t and its ops table: the component; weft_btl_process_t,
  *   weft_btl_peer_t and weft_btl_upcalls_t: the runtime; weft_btl_caps_t,
@@ -118,6 +118,10 @@ typedef struct weft_btl_peer {
 /* Flags of sendx(). */
 #define WEFT_BTL_SEND_UNORDERED 0x1u   /* this frame may overtake, or be overtaken by, other
                                           frames of the endpoint (see "Ordering" above) */
+#define WEFT_BTL_SEND_NOW 0x2u         /* take the frame only if it goes out now, with nothing
+                                          queued or copied aside; else WEFT_ERR_AGAIN and
+                                          nothing taken. Only to an endpoint that sets
+                                          eager_if_room (below) */
 
 /* Exclusivity: a module that reaches a peer excludes modules of lower
  * exclusivity for that peer (self beats shared memory beats networks). */
@@ -167,6 +171,18 @@ typedef struct weft_btl_endpoint {
      * The runtime takes the smaller of this and caps.eager_limit, and
      * ignores it when the user set engine_base_eager_limit. */
     size_t eager_limit;
+    /* Appended after 1.0 (optional). Messages longer than the eager limit
+     * and up to this size may still go eagerly when the connection has room
+     * for them at once: the runtime offers such a message through sendx()
+     * with WEFT_BTL_SEND_NOW and sends it by rendezvous when the module
+     * answers WEFT_ERR_AGAIN. For a module whose eager copy is faster than
+     * its rendezvous while its buffers have room, but costs extra copies
+     * once they are full (btl/scif toward a peer it reads with
+     * process_vm_readv: a streamed message that finds the ring full is
+     * queued by copy). 0: no such range. The runtime takes the smaller of
+     * this and caps.eager_limit, and ignores it without sendx or when the
+     * user set engine_base_eager_limit. */
+    size_t eager_if_room;
 } weft_btl_endpoint_t;
 
 /* Registered memory: an opaque handle plus a key the peer needs. */

@@ -136,6 +136,10 @@ public:
     // Room for a chunk of len bytes now? Re-reads the consumer's head only
     // when the cached one says no.
     bool has_room(size_t len);
+    // Room now for count chunks of up to len bytes each, written one after
+    // the other? An upper bound: each takes len's cells, plus one pad to the
+    // ring's end.
+    bool has_room_for(size_t count, size_t len);
     // Reserves a chunk of len bytes (len <= max_chunk(), has_room(len)
     // true) and returns its payload to fill; publish() makes it visible.
     std::span<std::byte> reserve(size_t len);
@@ -239,6 +243,17 @@ inline bool RingProducer::has_room(size_t len)
         return true;
     head_cache_ = std::atomic_ref<uint64_t>(r_->head).load(std::memory_order_acquire);
     return tail_ + total - head_cache_ <= mask_ + 1;
+}
+
+inline bool RingProducer::has_room_for(size_t count, size_t len)
+{
+    const uint64_t need = (count + 1) * uint64_t{cells_for(len)};
+    if (need > mask_ + 1)
+        return false;
+    if (tail_ + need - head_cache_ <= mask_ + 1)
+        return true;
+    head_cache_ = std::atomic_ref<uint64_t>(r_->head).load(std::memory_order_acquire);
+    return tail_ + need - head_cache_ <= mask_ + 1;
 }
 
 inline std::span<std::byte> RingProducer::reserve(size_t len)

@@ -454,25 +454,30 @@ TEST_F(BtlScif, StreamedMessagesLandWhereTheRuntimePlacesThem)
     EXPECT_TRUE(r.empty()) << r;
 }
 
-// The eager limit each side's endpoint reports (weft_btl_endpoint_t's
-// eager_limit; 0: the module's caps) once a message crossed, checked on the
+// The eager limits each side's endpoint reports (weft_btl_endpoint_t's
+// eager_limit, 0: the module's caps; and eager_if_room, 0: none; kRingLimit:
+// the module's caps.eager_limit) once a message crossed, checked on the
 // connecting side and on the accepting one; "" or what differs.
-std::string endpoint_eager_limits(BtlHarness &harness, size_t want)
+constexpr size_t kRingLimit = SIZE_MAX;
+std::string endpoint_eager_limits(BtlHarness &harness, size_t want, size_t want_if_room)
 {
-    return run_two_process(harness, [want](PeerContext &ctx) -> std::string {
+    return run_two_process(harness, [want, want_if_room](PeerContext &ctx) -> std::string {
         BtlHarness &h = ctx.harness;
         weft_btl_endpoint_t *ep = nullptr;
         if (auto err = connect_from_parent(ctx, &ep); !err.empty())
             return err;
-        if (h.module()->caps.eager_limit <= 32768)
-            return "the module's eager limit " + std::to_string(h.module()->caps.eager_limit) +
-                   " leaves nothing to lower";
-        auto check = [want](const weft_btl_endpoint_t *e, const char *side) -> std::string {
-            if (!WEFT_HAS_MEMBER(e, weft_btl_endpoint_t, eager_limit))
-                return std::string(side) + ": the endpoint has no eager_limit";
-            if (e->eager_limit != want)
-                return std::string(side) + ": eager_limit " + std::to_string(e->eager_limit) + ", not " +
-                       std::to_string(want);
+        const size_t module_limit = h.module()->caps.eager_limit;
+        if (module_limit <= 32768)
+            return "the module's eager limit " + std::to_string(module_limit) + " leaves nothing to lower";
+        const size_t if_room = want_if_room == kRingLimit ? module_limit : want_if_room;
+        auto check = [want, if_room](const weft_btl_endpoint_t *e, const char *side) -> std::string {
+            if (!WEFT_HAS_MEMBER(e, weft_btl_endpoint_t, eager_limit) ||
+                !WEFT_HAS_MEMBER(e, weft_btl_endpoint_t, eager_if_room))
+                return std::string(side) + ": the endpoint has no eager_limit or eager_if_room";
+            if (e->eager_limit != want || e->eager_if_room != if_room)
+                return std::string(side) + ": eager_limit " + std::to_string(e->eager_limit) + ", eager_if_room " +
+                       std::to_string(e->eager_if_room) + "; wanted " + std::to_string(want) + ", " +
+                       std::to_string(if_room);
             return "";
         };
         if (ctx.side == Side::parent) {
@@ -493,12 +498,106 @@ std::string endpoint_eager_limits(BtlHarness &harness, size_t want)
 }
 
 // Where the peer lets process_vm_readv in, a message past 32 KiB goes by
-// rendezvous (one copy): streamed through the ring it lost half the
-// bandwidth when both sides send windows of them at once. Both sides'
-// endpoints ask for the lower limit.
+// rendezvous (one copy) unless the ring has room for it at once: streamed
+// into a full ring it was queued by copy and lost half the bandwidth when
+// both sides send windows of them at once. Both sides' endpoints ask for
+// the lower limit and offer the ring's limit as eager_if_room.
 TEST_F(BtlScif, SingleCopyConnectionsAskForTheLowerEagerLimit)
 {
-    std::string r = endpoint_eager_limits(h_, 32768);
+    std::string r = endpoint_eager_limits(h_, 32768, kRingLimit);
+    EXPECT_TRUE(r.empty()) << r;
+}
+
+// endpoint_eager_limits() with one btl_scif parameter set: "" when the
+// limits are as wanted, "skip: ..." when btl/scif cannot load here.
+std::string eager_limits_with(const char *setting, size_t want, size_t want_if_room)
+{
+    BtlHarness h;
+    auto loaded = h.load({"scif", PeerMode::other_process, {setting}});
+    if (loaded.skip)
+        return "skip: " + loaded.message;
+    if (!loaded.ok)
+        return loaded.message;
+    return endpoint_eager_limits(h, want, want_if_room);
+}
+
+// btl_scif_eager_if_room=false: past 32 KiB always the rendezvous.
+TEST(BtlScifEagerIfRoom, OffLeavesTheRendezvousPast32K)
+{
+    std::string r = eager_limits_with("WEFT_MCA_btl_scif_eager_if_room=false", 32768, 0);
+    if (r.starts_with("skip: "))
+        GTEST_SKIP() << r;
+    EXPECT_TRUE(r.empty()) << r;
+}
+
+// sendx with WEFT_BTL_SEND_NOW takes a message only while the ring has room
+// for all of it, and a refused one leaves nothing behind: the receiver,
+// which stops reading until the sender is refused, gets exactly the taken
+// 64 KiB messages, then the small one sent after the refusal. A module that
+// queued the refused message would deliver it before the small one.
+TEST_F(BtlScif, SendNowTakesOnlyWhatTheRingHasRoomFor)
+{
+    constexpr size_t kBig = 65536;
+    std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        weft_btl_endpoint_t *ep = nullptr;
+        if (auto err = connect_from_parent(ctx, &ep); !err.empty())
+            return err;
+        if (ctx.side == Side::parent) {
+            if (int rc = send_bytes(h, ep, 7, pattern(8, 7)); rc)
+                return "first send: " + std::string(weft_status_string(rc));
+            if (!ctx.channel.receive(std::chrono::seconds(30)))
+                return "the receiver never said it stopped reading";
+            uint32_t taken = 0;
+            for (;; ++taken) {
+                if (taken == 10'000)
+                    return "10000 messages of 64 KiB taken: the ring never filled";
+                const auto body = pattern(kBig, taken);
+                iovec iov{const_cast<std::byte *>(body.data()), body.size()};
+                const int rc = weft_btl_sendx(ep, 9, &iov, 1, WEFT_BTL_SEND_NOW);
+                if (rc == WEFT_ERR_AGAIN)
+                    break;
+                if (rc != WEFT_SUCCESS)
+                    return "sendx NOW " + std::to_string(taken) + ": " + weft_status_string(rc);
+            }
+            if (taken == 0)
+                return "the empty ring refused the first 64 KiB message";
+            // The auto-sized ring is 32 eager limits long, and every message
+            // brings fragment headers too: fewer than ring / 64 KiB fit. A
+            // module that took one more had to queue part of it by copy.
+            const size_t ring = 32 * h.module()->caps.eager_limit;
+            if (taken * kBig >= ring)
+                return std::to_string(taken) + " messages of 64 KiB taken into a ring of " + std::to_string(ring) +
+                       " bytes: some were queued";
+            if (int rc = send_bytes(h, ep, 8, pattern(4, 8)); rc)
+                return "send after the refusal: " + std::string(weft_status_string(rc));
+            ctx.channel.send(std::to_string(taken));
+            if (!h.progress_until([&] { return !h.deliveries.empty(); }))
+                return "no verdict: " + h.failure();
+            return "";
+        }
+        if (!h.progress_until([&] { return !h.deliveries.empty(); }))
+            return "nothing arrived: " + h.failure();
+        ctx.channel.send(std::string("stopped"));
+        auto said = ctx.channel.receive(std::chrono::seconds(60));
+        if (!said)
+            return "the sender never said how many it sent";
+        const size_t taken = std::stoul(std::string(reinterpret_cast<const char *>(said->data()), said->size()));
+        if (!h.progress_until([&] { return h.deliveries.size() >= taken + 2; }))
+            return "got " + std::to_string(h.deliveries.size() - 1) + " of " + std::to_string(taken + 1) +
+                   " messages: " + h.failure();
+        for (size_t i = 0; i < taken; ++i) {
+            const auto &d = h.deliveries[1 + i];
+            if (d.am_id != 9 || d.data.size() != kBig ||
+                checksum(d.data) != checksum(pattern(kBig, static_cast<uint32_t>(i))))
+                return "message " + std::to_string(i) + " (am " + std::to_string(d.am_id) + ", " +
+                       std::to_string(d.data.size()) + " bytes) is not the one sent";
+        }
+        if (h.deliveries[1 + taken].am_id != 8)
+            return "after the " + std::to_string(taken) + " taken messages came am " +
+                   std::to_string(h.deliveries[1 + taken].am_id) + ", not the small one sent after the refusal";
+        return send_bytes(h, h.deliveries[0].ep, 1, pattern(3, 3)) ? "verdict failed" : "";
+    });
     EXPECT_TRUE(r.empty()) << r;
 }
 
@@ -509,7 +608,7 @@ TEST_F(BtlScif, SingleCopyConnectionsAskForTheLowerEagerLimit)
 TEST_F(BtlScif, ConnectionsWithoutSingleCopyKeepTheRingLimit)
 {
     ASSERT_EQ(::setenv("WEFT_SCIF_SINGLE_COPY", "0", 1), 0);
-    std::string r = endpoint_eager_limits(h_, 0);
+    std::string r = endpoint_eager_limits(h_, 0, 0);
     ::unsetenv("WEFT_SCIF_SINGLE_COPY");
     EXPECT_TRUE(r.empty()) << r;
 }
@@ -578,12 +677,9 @@ TEST_F(BtlScif, ASideThatCannotReadItsPeerGetsItsLargeMessagesInFragments)
 // btl_scif_eager_limit set by the user is the limit of every connection.
 TEST(BtlScifUserEagerLimit, WinsOverTheSingleCopyLimit)
 {
-    BtlHarness h;
-    auto loaded = h.load({"scif", PeerMode::other_process, {"WEFT_MCA_btl_scif_eager_limit=49152"}});
-    if (loaded.skip)
-        GTEST_SKIP() << loaded.message;
-    ASSERT_TRUE(loaded.ok) << loaded.message;
-    std::string r = endpoint_eager_limits(h, 0);
+    std::string r = eager_limits_with("WEFT_MCA_btl_scif_eager_limit=49152", 0, 0);
+    if (r.starts_with("skip: "))
+        GTEST_SKIP() << r;
     EXPECT_TRUE(r.empty()) << r;
 }
 
