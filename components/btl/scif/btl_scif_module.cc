@@ -129,6 +129,14 @@ void ScifModule::apply_accept_policy()
     p.max_pending = config_.max_pending;
     p.commit_on_accept = false;   // committed once the hello is accepted
     p.on_refuse = [this](pid_t pid, const char *why) { refuse(pid, why); };
+    // Like a connection closed before its hello (advance()): a rank whose
+    // own connect lost a simultaneous one closes it, at times before this
+    // side acked it; a 4-rank job on 2 cores warned of it as a refusal.
+    p.on_gone = [this](pid_t pid, const char *why) {
+        if (host_->log_enabled(&c_.component->base, WEFT_LOG_DEBUG))
+            host_->log(&c_.component->base, WEFT_LOG_DEBUG, "btl/scif: a connection from pid %d closed (%s); dropped",
+                       static_cast<int>(pid), why);
+    };
 }
 
 int ScifModule::reachable(const weft_btl_peer_t *peer, char *why, size_t why_len) const

@@ -557,8 +557,10 @@ const char *complete_accept(Endpoint &lis, Endpoint &ep, std::span<const std::by
     }
     maybe_serve(ep, req.u.req.flags, fds[1], fds[2]);
     const int pass[2] = {svc_sock.get(), svc_mem.get()};
-    if (send_ctrl(ep.fd(), ack, std::span<const int>(pass, svc_sock ? 2 : 0)) != 0)
+    if (int rc = send_ctrl(ep.fd(), ack, std::span<const int>(pass, svc_sock ? 2 : 0)); rc != 0) {
+        *err = rc == -EPIPE || rc == -ECONNRESET ? -EPIPE : rc;   // -EPIPE: it left (accept_one)
         return "it went away before the connect ack";
+    }
     ep.port = lis.port;
     ep.peer = {0, req.u.req.src_port};
     ep.state = State::connected;
@@ -641,7 +643,10 @@ int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out,
                 *out = std::move(done);
                 return 0;
             }
-            refuse_half_open(lis, *done, why);
+            if (err == -EPIPE && lis.accept_policy.on_gone)
+                lis.accept_policy.on_gone(done->peer_pid, why);
+            else
+                refuse_half_open(lis, *done, why);
             if (err == -ENOMEM)
                 return err;
         }

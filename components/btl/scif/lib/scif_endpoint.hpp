@@ -93,6 +93,10 @@ struct AcceptPolicy {
     // Called once per refused or dropped connection (pid 0: not known),
     // with what was wrong; never for one accepted.
     std::function<void(pid_t pid, const char *why)> on_refuse;
+    // Called instead of on_refuse (when set) for a connector that sent its
+    // request and closed before the ack went out: nothing was refused, it
+    // left (a process does that when its connect loses to one the other way).
+    std::function<void(pid_t pid, const char *why)> on_gone;
 };
 
 class Endpoint {
