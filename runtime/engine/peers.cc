@@ -96,6 +96,7 @@ bool Peers::connect_now(PeerTraffic &ps)
         ps.eager_if_room = std::min(ps.eager_if_room, caps.max_send - sizeof(wire::Put));
     ps.inline_max = (WEFT_BTL_HAS_OP(ps.ep->module, sendi) && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
     ps.counters->eager_limit = ps.eager_limit;
+    ps.counters->eager_if_room = ps.eager_if_room;
     return true;
 }
 

@@ -95,6 +95,10 @@ constexpr CounterRow kCounters[] = {
     PEER("failures", failures, "times its connection failed", "events", WEFT_COUNTER_COUNT),
     PEER("eager_limit", eager_limit, "largest message sent to it eagerly (0: not connected yet)", "bytes",
          WEFT_COUNTER_LEVEL),
+    PEER("eager_if_room", eager_if_room,
+         "past eager_limit, messages up to this go eagerly when the transport takes them at once, else by "
+         "rendezvous (0: none)",
+         "bytes", WEFT_COUNTER_LEVEL),
     MODULE(connects, "endpoints the module connected (either side began)", "events"),
     MODULE(failures, "endpoints of the module that failed", "events"),
     MODULE(again, "AGAIN answers of the module (ring, socket or queue full)", "events"),

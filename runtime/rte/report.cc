@@ -57,8 +57,12 @@ struct Carried {
     // The eager limits its peers got (a module may choose one per
     // connection): the least and the most, 0 when none was recorded.
     uint64_t eager_min = 0, eager_max = 0;
-    void add_eager_limit(uint64_t limit)
+    // The most any of them may send eagerly while the transport has room
+    // (weft_peer_counters_t.eager_if_room), 0: none.
+    uint64_t if_room_max = 0;
+    void add_eager_limit(uint64_t limit, uint64_t if_room)
     {
+        if_room_max = std::max(if_room_max, if_room);
         if (limit == 0)
             return;
         eager_min = eager_min ? std::min(eager_min, limit) : limit;
@@ -68,9 +72,11 @@ struct Carried {
     {
         if (eager_max == 0)
             return "unknown";
-        if (eager_min == eager_max)
-            return std::to_string(eager_max) + " B";
-        return std::to_string(eager_min) + "-" + std::to_string(eager_max) + " B";
+        std::string s = eager_min == eager_max ? std::to_string(eager_max) + " B"
+                                               : std::to_string(eager_min) + "-" + std::to_string(eager_max) + " B";
+        if (if_room_max > eager_max)
+            s += " (to " + std::to_string(if_room_max) + " B while the transport has room)";
+        return s;
     }
 };
 
@@ -117,7 +123,7 @@ std::string render_report(std::span<const CounterView> pages, double seconds, bo
                 k.bytes += sent;
                 for (int x = 0; x < WEFT_PROTO_COUNT; ++x)
                     k.proto_bytes[x] += CounterView::load(c.sent.bytes[x]);
-                k.add_eager_limit(CounterView::load(c.eager_limit));
+                k.add_eager_limit(CounterView::load(c.eager_limit), CounterView::load(c.eager_if_room));
             }
             // Measured where the data lands: from the match to the last byte.
             const uint64_t rndv = CounterView::load(c.recv.bytes[WEFT_PROTO_RNDV_RDMA]) +
@@ -161,10 +167,10 @@ std::string render_report(std::span<const CounterView> pages, double seconds, bo
         for (const auto &[key, k] : carried) {
             out += fmt("%s{\"class\":%s,\"module\":%s,\"messages\":%llu,\"bytes\":%llu,\"eager_bytes\":%llu,"
                        "\"rndv_rdma_bytes\":%llu,\"rndv_chunks_bytes\":%llu,\"eager_limit_min\":%llu,"
-                       "\"eager_limit_max\":%llu}",
+                       "\"eager_limit_max\":%llu,\"eager_if_room_max\":%llu}",
                        first ? "" : ",", json_string(key.first).c_str(), json_string(key.second).c_str(), U(k.msgs),
                        U(k.bytes), U(k.proto_bytes[0]), U(k.proto_bytes[1]), U(k.proto_bytes[2]), U(k.eager_min),
-                       U(k.eager_max));
+                       U(k.eager_max), U(k.if_room_max));
             first = false;
         }
         out += "],\"slowest_pair\":";

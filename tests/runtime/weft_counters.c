@@ -16,8 +16,10 @@
  *   weft_counters ifroom      rank 1 posts a receive of 64 KiB and says so;
  *                             rank 0, whose connection to rank 1 is then
  *                             empty, sends it and prints "ifroom: eager_limit
- *                             L, 65536 bytes by eager|rendezvous" (which
- *                             protocol counted them); rank 1 checks the data
+ *                             L, eager_if_room R, 65536 bytes by
+ *                             eager|rendezvous" (its counters: the limits it
+ *                             got, the protocol that carried the message);
+ *                             rank 1 checks the data
  *   weft_counters read FILE   not a rank: maps FILE (/proc/PID/fd/N of a
  *                             rank's page) read-only, checks its header and
  *                             prints "page: rank R of N sent-to-1 BYTES"
@@ -219,8 +221,9 @@ static void if_room(void)
                     (unsigned long long)eager, (unsigned long long)rndv);
             ++failures;
         }
-        printf("ifroom: eager_limit %llu, 65536 bytes by %s\n",
-               (unsigned long long)read_counter("peer_eager_limit", 1), eager == kSize ? "eager" : "rendezvous");
+        printf("ifroom: eager_limit %llu, eager_if_room %llu, 65536 bytes by %s\n",
+               (unsigned long long)read_counter("peer_eager_limit", 1),
+               (unsigned long long)read_counter("peer_eager_if_room", 1), eager == kSize ? "eager" : "rendezvous");
     }
 }
 

@@ -117,6 +117,8 @@ typedef struct weft_peer_counters {
     char failure[128];         /* why it failed, when it did */
     uint64_t eager_limit;      /* largest message sent to it eagerly (the runtime, once connected;
                                   0: not yet) */
+    uint64_t eager_if_room;    /* past eager_limit, messages up to this go eagerly when the
+                                  transport takes them at once, else by rendezvous (0: none) */
 } weft_peer_counters_t;
 
 /* One btl module: its name and the counters the module itself keeps
