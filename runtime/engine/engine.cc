@@ -113,7 +113,7 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
         if (rc == WEFT_ERR_AGAIN) {
             rc = rendezvous_.send_rts(ps, op);
             if (rc == WEFT_SUCCESS) {
-                if (!op->sync && op->length <= ps.eager_limit)
+                if (!op->sync && !in_window && op->length <= std::max(ps.eager_limit, ps.eager_if_room))
                     ++ps.counters->credit_stalls;   // eager but for the window
                 return true;   // the Fin completes it
             }
