@@ -138,7 +138,8 @@ public:
     bool has_room(size_t len);
     // Room now for count chunks of up to len bytes each, written one after
     // the other? An upper bound: each takes len's cells, plus one pad to the
-    // ring's end.
+    // ring's end, or, where reserve() would first send an empty ring back
+    // to cell 0 (the hot region), the cells below the current one.
     bool has_room_for(size_t count, size_t len);
     // Reserves a chunk of len bytes (len <= max_chunk(), has_room(len)
     // true) and returns its payload to fill; publish() makes it visible.
@@ -247,13 +248,23 @@ inline bool RingProducer::has_room(size_t len)
 
 inline bool RingProducer::has_room_for(size_t count, size_t len)
 {
-    const uint64_t need = (count + 1) * uint64_t{cells_for(len)};
+    const uint64_t per = cells_for(len), need = (count + 1) * per;
     if (need > mask_ + 1)
         return false;
-    if (tail_ + need - head_cache_ <= mask_ + 1)
-        return true;
-    head_cache_ = std::atomic_ref<uint64_t>(r_->head).load(std::memory_order_acquire);
-    return tail_ + need - head_cache_ <= mask_ + 1;
+    if (tail_ + need - head_cache_ > mask_ + 1) {
+        head_cache_ = std::atomic_ref<uint64_t>(r_->head).load(std::memory_order_acquire);
+        if (tail_ + need - head_cache_ > mask_ + 1)
+            return false;
+    }
+    // reserve()'s test: an empty ring past the hot region is padded to its
+    // end first, which leaves the cells below idx until the consumer moves.
+    const uint64_t idx = tail_ & mask_;
+    if (idx >= kHotCells && per <= idx && mask_ + 1 >= 4 * kHotCells && tail_ >= next_hot_check_) {
+        head_cache_ = std::atomic_ref<uint64_t>(r_->head).load(std::memory_order_acquire);
+        if (head_cache_ == tail_)
+            return count * per <= idx;
+    }
+    return true;
 }
 
 inline std::span<std::byte> RingProducer::reserve(size_t len)

@@ -126,6 +126,31 @@ void small_messages_stay_in_the_hot_cells(bool cell_path)
 
 } // namespace
 
+// has_room_for() answers for the cells the chunks will really take: from an
+// empty ring whose tail is past the hot region, reserve() first pads to the
+// ring's end, and the chunks then have only the cells below the old tail
+// until the consumer moves. btl/scif's sendx(WEFT_BTL_SEND_NOW) relies on
+// it: a "yes" that ran out of room halfway would queue a copy.
+TEST(ScifRing, RoomForSeveralChunksCountsThePadBackToCellZero)
+{
+    Ring r(32768);
+    constexpr uint32_t kTail = kHotCells + 1;
+    ASSERT_TRUE(r.send(1, kTail * kCell - kChunkHeader));   // one chunk of kTail cells
+    uint64_t got = 0;
+    size_t off = 0;
+    ASSERT_TRUE(r.take(&got, &off));
+    ASSERT_TRUE(r.producer.empty());
+    constexpr size_t kLen = 16392;   // a 16 KiB fragment and its 8-byte total
+    const uint32_t per = cells_for(kLen);
+    const size_t fit = kTail / per;  // below the old tail
+    EXPECT_TRUE(r.producer.has_room_for(fit, kLen));
+    EXPECT_FALSE(r.producer.has_room_for(fit + 1, kLen)) << "the ring is empty, but the pad takes its end";
+    // What the answer stood for: fit chunks go in, the next one does not.
+    for (size_t i = 0; i < fit; ++i)
+        ASSERT_TRUE(r.send(10 + i, kLen)) << i;
+    EXPECT_FALSE(r.producer.has_room(kLen));
+}
+
 TEST(ScifRing, SmallMessagesTheConsumerKeepsUpWithStayInTheHotCells)
 {
     small_messages_stay_in_the_hot_cells(false);
