@@ -411,7 +411,8 @@ TEST_F(BtlScif, KilledPeerFailsTheEndpoint)
 // written straight from the sender's buffers (the rest queued when the ring
 // is full). The receiving module offers each one to the place upcall: the
 // odd ones are placed (split over two buffers) and land there, with one
-// placed() call each; the even ones are declined and delivered whole. Small
+// placed() call each (but for one the sender had to queue whole: see
+// below); the even ones are declined and delivered whole. Small
 // messages sent between them keep their order, and each delivered large
 // one comes after the small ones sent before it.
 TEST_F(BtlScif, StreamedMessagesLandWhereTheRuntimePlacesThem)
@@ -458,6 +459,7 @@ TEST_F(BtlScif, StreamedMessagesLandWhereTheRuntimePlacesThem)
         if (!placer.problem().empty())
             return placer.problem();
         uint32_t small_seen = 0;
+        size_t odd_delivered = 0;
         for (const auto &d : h.deliveries) {
             if (d.am_id == 7) {
                 uint32_t v;
@@ -467,8 +469,16 @@ TEST_F(BtlScif, StreamedMessagesLandWhereTheRuntimePlacesThem)
             } else if (d.am_id == 9) {
                 BigHeader hdr;
                 std::memcpy(&hdr, d.data.data(), sizeof hdr);
-                if (hdr.index % 2 == 1 || hdr.index >= kBig)
+                // Message 1 always streams (the ring holds little before
+                // it), so the runtime must place it. A later odd one that
+                // found the ring too full for its first fragment was queued
+                // whole by the sender (a loaded machine: distcheck's make
+                // check did it to message 13) and crosses as one chunk or a
+                // single-copy read, delivered through recv: the runtime
+                // copies it from there, as many copies as a placement.
+                if (hdr.index == 1 || hdr.index >= kBig)
                     return "message " + std::to_string(hdr.index) + " delivered instead of placed";
+                odd_delivered += hdr.index % 2;
                 if (hdr.small_before != small_seen)
                     return "message " + std::to_string(hdr.index) + " came after " + std::to_string(small_seen) +
                            " small ones, sent after " + std::to_string(hdr.small_before);
@@ -478,7 +488,7 @@ TEST_F(BtlScif, StreamedMessagesLandWhereTheRuntimePlacesThem)
                     return "message " + std::to_string(hdr.index) + " (delivered) differs";
             }
         }
-        if (auto err = placer.check(kBig / 2); !err.empty())
+        if (auto err = placer.check(kBig / 2 - odd_delivered); !err.empty())
             return err;
         return send_bytes(h, h.deliveries[0].ep, 1, pattern(3, 3)) ? "verdict failed" : "";
     });
