@@ -89,11 +89,9 @@ bool Peers::connect_now(PeerTraffic &ps)
     const weft_btl_caps_t &caps = ps.ep->module->caps;
     ps.eager_limit = eager_limit_for(ps.ep, eager_limit_cap_);
     // An eager frame must fit one send with its header.
-    if (caps.max_send > sizeof(wire::Put))
-        ps.eager_limit = std::min(ps.eager_limit, caps.max_send - sizeof(wire::Put));
-    ps.eager_if_room = eager_if_room_for(ps.ep, eager_limit_cap_, ps.eager_limit);
-    if (caps.max_send > sizeof(wire::Put))
-        ps.eager_if_room = std::min(ps.eager_if_room, caps.max_send - sizeof(wire::Put));
+    const size_t frame_max = caps.max_send > sizeof(wire::Put) ? caps.max_send - sizeof(wire::Put) : SIZE_MAX;
+    ps.eager_limit = std::min(ps.eager_limit, frame_max);
+    ps.eager_if_room = std::min(eager_if_room_for(ps.ep, eager_limit_cap_, ps.eager_limit), frame_max);
     ps.inline_max = (WEFT_BTL_HAS_OP(ps.ep->module, sendi) && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
     ps.counters->eager_limit = ps.eager_limit;
     ps.counters->eager_if_room = ps.eager_if_room;

@@ -133,7 +133,7 @@ int ScifModule::sendx(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, 
     // also carries the 8-byte total).
     size_t count = 1, len = total;
     if (total > config_.stream_from) {
-        len = std::min(config_.stream_fragment, sc::max_message(*s) - sizeof(uint64_t));
+        len = stream_fragment(*s);
         count = (total + len - 1) / len;
         len += sizeof(uint64_t);
     } else if (total > sc::max_message(*s)) {
@@ -142,6 +142,11 @@ int ScifModule::sendx(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, 
     if (!s->tx.has_room_for(count, len))
         return s->peer_closed() ? WEFT_ERR_UNREACHABLE : again();
     return send(ep, am_id, iov, iovcnt);
+}
+
+size_t ScifModule::stream_fragment(const sc::Endpoint &s) const
+{
+    return std::min(config_.stream_fragment, sc::max_message(s) - sizeof(uint64_t));
 }
 
 // Writes a message as fragments straight from the caller's buffers, each
@@ -153,7 +158,7 @@ int ScifModule::stream(ScifEndpoint &ep, sc::Endpoint &s, uint8_t am_id, const s
                        size_t total)
 {
     const uint64_t total64 = total;
-    const size_t frag = std::min(config_.stream_fragment, sc::max_message(s) - sizeof total64);
+    const size_t frag = stream_fragment(s);
     int piece = 0;          // iov[piece] holds the next byte, at offset at
     size_t at = 0, sent = 0;
     while (sent < total) {

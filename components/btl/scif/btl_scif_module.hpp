@@ -256,6 +256,9 @@ private:
     void connected(ScifEndpoint &ep, int *events, bool announce);
     int stream(ScifEndpoint &ep, weft::scif::Endpoint &s, uint8_t am_id, const struct iovec *iov, int iovcnt,
                size_t total);
+    // Data bytes per fragment stream() writes on s (the first fragment also
+    // carries the message's 8-byte total); sendx() sizes its room check by it.
+    size_t stream_fragment(const weft::scif::Endpoint &s) const;
     bool start_landing(ScifEndpoint &ep, uint8_t am_id, std::span<const std::byte> head, size_t total);
     void land(ScifEndpoint &ep, std::span<const std::byte> data);
     void end_landing(ScifEndpoint &ep, int status);
