@@ -3,6 +3,10 @@
 
 #include <algorithm>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace weft::scif {
 
 void ring_init(RingShared *ring, uint32_t cells)
@@ -20,6 +24,13 @@ RingProducer::RingProducer(RingShared *ring)
       plain_cells_(ring->cells >= 4 * kHotCells ? kHotCells : ring->cells),
       written_(ring->cells, 0)   // a fresh ring is zeroed
 {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    // CPUID 0x80000001, ECX bit 8: PREFETCHW (AMD's 3DNowPrefetch, Intel
+    // since Broadwell); older CPUs may not decode it.
+    if (__get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx))
+        prefetchw_ = (ecx >> 8) & 1;
+#endif
 }
 
 void RingProducer::pad_to_end()

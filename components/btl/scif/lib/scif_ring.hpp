@@ -66,6 +66,20 @@ inline constexpr uint32_t kMaxPadCells = (kMaxChunkLen + 1) / kCell;
 inline constexpr uint32_t kHotCells = 1024;
 inline constexpr uint32_t kHotRecheckCells = 256;
 inline constexpr uint8_t kMaxType = 15;
+// Before writing a chunk of up to kClaimMaxChunkCells cells, the producer
+// claims the next kClaimAheadCells cells past it for writing (prefetchw).
+// The consumer read them a lap ago, so a store to one would otherwise wait
+// for the line to come back from the consumer's cache, one message after
+// the other; claimed early, those trips overlap the messages before them.
+// Measured (weft_bench bw, window of 64, paired within one job): message
+// rate +28% at 8 B, +33% at 64 B, +13% at 1 KiB with 4 cells; 8 to 16
+// cells gained less at 64 B and nothing at 1 KiB (more lines in flight
+// than the copy can use). Claiming after the publish instead kept the
+// ping-pong's 1 KiB latency as it was (before the copy: about 5% longer)
+// but gained only half the rate. Larger chunks are left to the copy's own
+// streaming.
+inline constexpr uint32_t kClaimAheadCells = 4;
+inline constexpr uint32_t kClaimMaxChunkCells = 32;
 
 struct alignas(kCell) RingShared {
     // Line 0: written by the producer only.
@@ -161,11 +175,18 @@ public:
     bool consumer_freed_since(uint64_t head) const;
     // The position (cells) the next chunk will be at or after.
     uint64_t position() const { return tail_; }
+    // Cells before this position are claimed for writing (see
+    // kClaimAheadCells).
+    uint64_t claimed() const { return claimed_; }
     void set_waiting(bool on);
     bool empty();   // everything published has been consumed
 
 private:
     void pad_to_end();
+    // Claims for writing the cells after position end, up to
+    // kClaimAheadCells of them, that are not claimed yet and that the
+    // consumer is done with (by the cached head).
+    void claim_ahead(uint64_t end);
     // Makes sure the cell of position pos does not look published before
     // this producer publishes it (see the top of this file).
     void unpublish_lookalike(uint64_t pos);
@@ -180,6 +201,8 @@ private:
     uint64_t plain_cells_ = 0;
     uint64_t tail_ = 0;        // next cell to write
     uint64_t head_cache_ = 0;  // consumer's head as last read
+    uint64_t claimed_ = 0;     // cells before this position are claimed (claim_ahead)
+    bool prefetchw_ = false;   // the CPU has PREFETCHW (else a plain prefetch)
     uint64_t pending_pos_ = 0; // the reserved chunk
     uint32_t pending_len_ = 0;
     // Per cell, what its seq word holds: the seq published there, 0, or
@@ -288,9 +311,32 @@ inline std::span<std::byte> RingProducer::reserve(size_t len)
     const uint64_t to_end = mask_ + 1 - idx;
     if (need > to_end)
         pad_to_end();   // so the chunk stays contiguous
+    if (need <= kClaimMaxChunkCells)
+        claim_ahead(tail_ + need);
     pending_pos_ = tail_;
     pending_len_ = static_cast<uint32_t>(len);
     return {cells_ + (tail_ & mask_) * kCell + kChunkHeader, len};
+}
+
+inline void RingProducer::claim_ahead(uint64_t end)
+{
+    uint64_t upto = end + kClaimAheadCells;
+    // Past head + cells sit chunks the consumer has not read yet.
+    if (upto > head_cache_ + mask_ + 1)
+        upto = head_cache_ + mask_ + 1;
+    uint64_t pos = claimed_ > end ? claimed_ : end;
+    for (; pos < upto; ++pos) {
+        const std::byte *cell = cells_ + (pos & mask_) * kCell;
+#if defined(__x86_64__) || defined(__i386__)
+        if (prefetchw_) {
+            asm volatile("prefetchw %0" : : "m"(*cell));
+            continue;
+        }
+#endif
+        __builtin_prefetch(cell, 1);
+    }
+    if (pos > claimed_)
+        claimed_ = pos;
 }
 
 inline void RingProducer::unpublish_lookalike(uint64_t pos)
@@ -332,6 +378,7 @@ inline bool RingProducer::put_cell(ChunkType type, uint8_t tag, std::span<const 
     if (idx >= plain_cells_ || tail_ - head_cache_ > mask_) [[unlikely]]
         return false;
     std::byte *cell = cells_ + idx * kCell;
+    claim_ahead(tail_ + 1);
     weft::cutil::copy_bytes(cell + kChunkHeader, a.data(), a.size());
     weft::cutil::copy_bytes(cell + kChunkHeader + a.size(), b.data(), b.size());
     unpublish_lookalike(tail_ + 1);

@@ -151,6 +151,39 @@ TEST(ScifRing, RoomForSeveralChunksCountsThePadBackToCellZero)
     EXPECT_FALSE(r.producer.has_room(kLen));
 }
 
+// A small chunk claims the kClaimAheadCells cells after it for writing, each
+// cell once; a large one claims nothing; and no claim reaches a cell that
+// still holds a chunk the consumer has not read (a claim pulls the line
+// away from the consumer's cache, so that would slow the consumer down).
+TEST(ScifRing, ASmallChunkClaimsTheNextCellsButNeverUnreadOnes)
+{
+    Ring r(256);
+    r.cell_path = true;
+    ASSERT_TRUE(r.send(1, 64));   // two cells, by reserve/publish
+    EXPECT_EQ(r.producer.position(), 2u);
+    EXPECT_EQ(r.producer.claimed(), 2u + kClaimAheadCells);
+    ASSERT_TRUE(r.send(2, 8));    // one cell, by put_cell
+    EXPECT_EQ(r.cell_sends, 1u);
+    EXPECT_EQ(r.producer.claimed(), 3u + kClaimAheadCells);
+    const uint64_t before = r.producer.claimed();
+    ASSERT_TRUE(r.send(3, (kClaimMaxChunkCells + 8) * kCell));   // past the small sizes
+    EXPECT_EQ(r.producer.claimed(), before) << "a large chunk is left to the copy";
+    uint64_t got = 0;
+    size_t off = 0;
+    for (int i = 0; i < 3; ++i)
+        ASSERT_TRUE(r.take(&got, &off));
+    // Now fill the ring with nothing read: the claims stop at the cells the
+    // consumer has yet to read, head + 256.
+    const uint64_t head = r.producer.position();
+    uint64_t n = 0;
+    while (r.send(100 + n, 64)) {
+        ++n;
+        EXPECT_LE(r.producer.claimed(), head + 256) << "after chunk " << n;
+    }
+    EXPECT_EQ(n, 128u);
+    EXPECT_EQ(r.producer.claimed(), head + 256);
+}
+
 TEST(ScifRing, SmallMessagesTheConsumerKeepsUpWithStayInTheHotCells)
 {
     small_messages_stay_in_the_hot_cells(false);
