@@ -151,10 +151,11 @@ TEST(ScifRing, RoomForSeveralChunksCountsThePadBackToCellZero)
     EXPECT_FALSE(r.producer.has_room(kLen));
 }
 
-// A small chunk claims the kClaimAheadCells cells after it for writing, each
-// cell once; a large one claims nothing; and no claim reaches a cell that
-// still holds a chunk the consumer has not read (a claim pulls the line
-// away from the consumer's cache, so that would slow the consumer down).
+// A small chunk, once published, claims the kClaimAheadCells cells after it
+// for writing, each cell once; a large one claims nothing; and no claim
+// reaches a cell that still holds a chunk the consumer has not read (a
+// claim pulls the line away from the consumer's cache, so that would slow
+// the consumer down).
 TEST(ScifRing, ASmallChunkClaimsTheNextCellsButNeverUnreadOnes)
 {
     Ring r(256);
