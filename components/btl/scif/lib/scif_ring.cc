@@ -9,6 +9,26 @@
 
 namespace weft::scif {
 
+namespace {
+
+// CPUID 0x80000001, ECX bit 8: PREFETCHW (AMD's 3DNowPrefetch, Intel since
+// Broadwell); older CPUs may not decode it. Asked once per process: under a
+// hypervisor CPUID traps, and every connection makes producers.
+bool cpu_has_prefetchw()
+{
+    static const bool has = [] {
+#if defined(__x86_64__) || defined(__i386__)
+        unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+        return __get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx) && ((ecx >> 8) & 1);
+#else
+        return false;
+#endif
+    }();
+    return has;
+}
+
+} // namespace
+
 void ring_init(RingShared *ring, uint32_t cells)
 {
     ring->magic = kRingMagic;
@@ -22,15 +42,9 @@ RingProducer::RingProducer(RingShared *ring)
       max_chunk_(std::min<size_t>(size_t{ring->cells / 2} * kCell - kChunkHeader - kCell,
                                   kMaxChunkLen)),
       plain_cells_(ring->cells >= 4 * kHotCells ? kHotCells : ring->cells),
+      prefetchw_(cpu_has_prefetchw()),
       written_(ring->cells, 0)   // a fresh ring is zeroed
 {
-#if defined(__x86_64__) || defined(__i386__)
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    // CPUID 0x80000001, ECX bit 8: PREFETCHW (AMD's 3DNowPrefetch, Intel
-    // since Broadwell); older CPUs may not decode it.
-    if (__get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx))
-        prefetchw_ = (ecx >> 8) & 1;
-#endif
 }
 
 void RingProducer::pad_to_end()

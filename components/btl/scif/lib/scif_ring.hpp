@@ -188,6 +188,7 @@ private:
     // to kClaimAheadCells of them, that are not claimed yet and that the
     // consumer is done with (by the cached head).
     void claim_ahead(uint64_t end);
+    void claim_line(const std::byte *cell) const;   // prefetch for writing
     // Makes sure the cell of position pos does not look published before
     // this producer publishes it (see the top of this file).
     void unpublish_lookalike(uint64_t pos);
@@ -317,6 +318,17 @@ inline std::span<std::byte> RingProducer::reserve(size_t len)
     return {cells_ + (tail_ & mask_) * kCell + kChunkHeader, len};
 }
 
+inline void RingProducer::claim_line(const std::byte *cell) const
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (prefetchw_) {
+        asm volatile("prefetchw %0" : : "m"(*cell));
+        return;
+    }
+#endif
+    __builtin_prefetch(cell, 1);
+}
+
 inline void RingProducer::claim_ahead(uint64_t end)
 {
     uint64_t upto = end + kClaimAheadCells;
@@ -324,18 +336,9 @@ inline void RingProducer::claim_ahead(uint64_t end)
     if (upto > head_cache_ + mask_ + 1)
         upto = head_cache_ + mask_ + 1;
     uint64_t pos = claimed_ > end ? claimed_ : end;
-    for (; pos < upto; ++pos) {
-        const std::byte *cell = cells_ + (pos & mask_) * kCell;
-#if defined(__x86_64__) || defined(__i386__)
-        if (prefetchw_) {
-            asm volatile("prefetchw %0" : : "m"(*cell));
-            continue;
-        }
-#endif
-        __builtin_prefetch(cell, 1);
-    }
-    if (pos > claimed_)
-        claimed_ = pos;
+    for (; pos < upto; ++pos)
+        claim_line(cells_ + (pos & mask_) * kCell);
+    claimed_ = pos;   // pos starts at or past claimed_
 }
 
 inline void RingProducer::unpublish_lookalike(uint64_t pos)
