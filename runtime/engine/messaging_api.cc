@@ -76,22 +76,34 @@ inline int finish(Engine *e, weft::engine::Request *r, weft_request_t *req, weft
     return error;
 }
 
-// weft_wait's work on one request (weft_waitall calls it for each, with
-// the engine it looked up once): a null request is done at once, a handle
-// that names no request is an error, a pending one is waited for.
-inline int wait_one(Engine *e, const char *fn, weft_request_t *req, weft_msg_status_t *status)
+// wait_one's rest: a handle that names no request is an error, a pending
+// request is waited for. Apart, so the common case inlines.
+[[gnu::noinline]] int wait_pending(Engine *e, const char *fn, weft_request_t *req, weft_msg_status_t *status)
 {
-    if (*req == WEFT_REQUEST_NULL) {
-        if (status)
-            *status = weft_msg_status_t{};
-        return WEFT_SUCCESS;
-    }
     weft::engine::Request *r = e->request(*req);
     if (!r) [[unlikely]]
         return api_fail(Status(WEFT_ERR_BAD_PARAM, std::string(fn) + ": not a request (stale or invalid)"));
     if (!r->done)
         e->progress_engine().wait_until([r] { return r->done; }, kForever);
     return finish(e, r, req, status);
+}
+
+// weft_wait's work on one request (weft_waitall calls it for each, with
+// the engine it looked up once): a null request is done at once, a
+// completed one finished here, the rest by wait_pending. Inlined: a window
+// of sends that completed as they went out (eager) is the common case, and
+// a call per request cost it 17 instructions (callgrind).
+[[gnu::always_inline]] inline int wait_one(Engine *e, const char *fn, weft_request_t *req,
+                                           weft_msg_status_t *status)
+{
+    if (*req == WEFT_REQUEST_NULL) {
+        if (status)
+            *status = weft_msg_status_t{};
+        return WEFT_SUCCESS;
+    }
+    if (weft::engine::Request *r = e->request(*req); r && r->done) [[likely]]
+        return finish(e, r, req, status);
+    return wait_pending(e, fn, req, status);
 }
 
 } // namespace
