@@ -7,8 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
+
+#include <weft/component_util.hpp>
 
 #include "core/framework.hpp"
 #include "topology/topology.hpp"
@@ -339,4 +342,23 @@ TEST_F(FrameworkTest, TopologyHasNoIoDiscoveryIoTopologyHas)
     ASSERT_TRUE(io.ok()) << io.status().message();
     EXPECT_TRUE(io.value()->has_io_devices());
     EXPECT_NE(io.value(), cpu.value());
+}
+
+// The small-message copy of components (two overlapping fixed-size copies
+// up to 64 bytes): every length copies exactly its bytes, at every offset
+// of source and destination, and writes nothing past them.
+TEST(ComponentUtil, CopyBytesCopiesExactlyTheBytesAtEveryLength)
+{
+    std::vector<unsigned char> src(200), dst(200);
+    for (size_t i = 0; i < src.size(); ++i)
+        src[i] = static_cast<unsigned char>(i * 7 + 1);
+    for (size_t n = 0; n <= 130; ++n)
+        for (size_t at : {0, 1, 3, 8}) {
+            std::fill(dst.begin(), dst.end(), 0xee);
+            weft::cutil::copy_bytes(dst.data() + at, src.data() + (8 - at), n);
+            for (size_t i = 0; i < dst.size(); ++i) {
+                const bool inside = i >= at && i < at + n;
+                ASSERT_EQ(dst[i], inside ? src[i - at + (8 - at)] : 0xee) << "n " << n << " at " << at << " byte " << i;
+            }
+        }
 }

@@ -11,7 +11,7 @@
 
 namespace weft::cutil {
 
-// memcpy for the small-message path: up to 32 bytes as two overlapping
+// memcpy for the small-message path: up to 64 bytes as two overlapping
 // fixed-size copies (a few instructions, inlined), longer ones by memcpy.
 // A libc memcpy call for an 8-byte payload costs about 40 instructions, as
 // much as the rest of a ring's publish.
@@ -19,18 +19,23 @@ inline void copy_bytes(void *dst, const void *src, size_t n)
 {
     auto *d = static_cast<unsigned char *>(dst);
     const auto *s = static_cast<const unsigned char *>(src);
-    if (n > 16 && n <= 32) {
+    if (n <= 16) {
+        if (n >= 8) {
+            std::memcpy(d, s, 8);
+            std::memcpy(d + n - 8, s + n - 8, 8);
+        } else if (n >= 4) {
+            std::memcpy(d, s, 4);
+            std::memcpy(d + n - 4, s + n - 4, 4);
+        } else {
+            for (size_t i = 0; i < n; ++i)
+                d[i] = s[i];
+        }
+    } else if (n <= 32) {
         std::memcpy(d, s, 16);
         std::memcpy(d + n - 16, s + n - 16, 16);
-    } else if (n >= 8 && n <= 16) {
-        std::memcpy(d, s, 8);
-        std::memcpy(d + n - 8, s + n - 8, 8);
-    } else if (n >= 4 && n < 8) {
-        std::memcpy(d, s, 4);
-        std::memcpy(d + n - 4, s + n - 4, 4);
-    } else if (n < 4) {
-        for (size_t i = 0; i < n; ++i)
-            d[i] = s[i];
+    } else if (n <= 64) {
+        std::memcpy(d, s, 32);
+        std::memcpy(d + n - 32, s + n - 32, 32);
     } else {
         std::memcpy(d, s, n);
     }

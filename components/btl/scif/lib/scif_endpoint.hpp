@@ -229,40 +229,52 @@ int no_throw(F &&f) noexcept
 // Stream send/recv of scif_send/scif_recv: bytes moved, or -errno.
 int stream_send(Endpoint &ep, std::span<const std::byte> data, bool block);
 int stream_recv(Endpoint &ep, std::span<std::byte> data, bool block);
-// Framed message of an internal user (type >= kFirstUserType): 0, -EAGAIN
+// A ring chunk of len bytes that fill(dst) writes, published: 0, -EAGAIN
 // when the ring is full, -ECONNRESET when the peer is gone, -EMSGSIZE.
+template <class Fill>
+inline int send_chunk(Endpoint &ep, ChunkType type, uint8_t tag, size_t len, Fill fill)
+{
+    if (len > ep.tx.max_chunk())
+        return -EMSGSIZE;
+    if (!ep.tx.has_room(len))
+        return ep.peer_closed() ? -ECONNRESET : -EAGAIN;
+    fill(ep.tx.reserve(len).data());
+    ep.tx.publish(type, tag);
+    return 0;
+}
+
+// Framed message of an internal user (type >= kFirstUserType), in pieces
+// copied one after the other: as send_chunk.
 inline int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag,
                             std::span<const std::span<const std::byte>> pieces)
 {
     size_t len = 0;
     for (auto p : pieces)
         len += p.size();
-    if (len > ep.tx.max_chunk())
-        return -EMSGSIZE;
-    if (!ep.tx.has_room(len))
-        return ep.peer_closed() ? -ECONNRESET : -EAGAIN;
-    auto dst = ep.tx.reserve(len);
-    size_t at = 0;
-    for (auto p : pieces) {
-        weft::cutil::copy_bytes(dst.data() + at, p.data(), p.size());
-        at += p.size();
-    }
-    ep.tx.publish(static_cast<ChunkType>(type), tag);
-    return 0;
+    return send_chunk(ep, static_cast<ChunkType>(type), tag, len, [pieces](std::byte *dst) {
+        for (auto p : pieces) {
+            weft::cutil::copy_bytes(dst, p.data(), p.size());
+            dst += p.size();
+        }
+    });
 }
 
 // The same for a message in two pieces (a header and its payload): one that
 // fits goes through the duplex line when our half is free, else one that
 // fits a cell takes the ring's one-cell path. Read with peek_message().
-inline int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag, std::span<const std::byte> a,
-                            std::span<const std::byte> b)
+// Always inlined, so the small message's paths stay in the caller; the
+// pieces' loops are unrolled for two (callgrind, 64 B: 16 instructions).
+[[gnu::always_inline]] inline int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag,
+                                                   std::span<const std::byte> a, std::span<const std::byte> b)
 {
     const auto t = static_cast<ChunkType>(type);
     if (ep.duplex.put(t, tag, a, b, ep.tx.position()) ||
         (a.size() + b.size() <= kCellPayload && ep.tx.put_cell(t, tag, a, b)))
         return 0;
-    const std::span<const std::byte> pieces[2] = {a, b};
-    return try_send_message(ep, type, tag, pieces);
+    return send_chunk(ep, t, tag, a.size() + b.size(), [a, b](std::byte *dst) {
+        weft::cutil::copy_bytes(dst, a.data(), a.size());
+        weft::cutil::copy_bytes(dst + a.size(), b.data(), b.size());
+    });
 }
 
 // The next message of an internal user's connection in the order sent, from

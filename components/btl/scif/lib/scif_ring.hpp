@@ -40,6 +40,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -188,10 +189,11 @@ private:
     // to kClaimAheadCells of them, that are not claimed yet and that the
     // consumer is done with (by the cached head).
     void claim_ahead(uint64_t end);
-    void claim_line(const std::byte *cell) const;   // prefetch for writing
     // Makes sure the cell of position pos does not look published before
     // this producer publishes it (see the top of this file).
     void unpublish_lookalike(uint64_t pos);
+    // written_ of a chunk's cells past its first: payload, whatever it holds.
+    static void mark_payload(uint32_t *word, uint32_t count);
 
     RingShared *r_ = nullptr;
     std::byte *cells_ = nullptr;
@@ -318,17 +320,6 @@ inline std::span<std::byte> RingProducer::reserve(size_t len)
     return {cells_ + (tail_ & mask_) * kCell + kChunkHeader, len};
 }
 
-inline void RingProducer::claim_line(const std::byte *cell) const
-{
-#if defined(__x86_64__) || defined(__i386__)
-    if (prefetchw_) {
-        asm volatile("prefetchw %0" : : "m"(*cell));
-        return;
-    }
-#endif
-    __builtin_prefetch(cell, 1);
-}
-
 inline void RingProducer::claim_ahead(uint64_t end)
 {
     uint64_t upto = end + kClaimAheadCells;
@@ -336,9 +327,22 @@ inline void RingProducer::claim_ahead(uint64_t end)
     if (upto > head_cache_ + mask_ + 1)
         upto = head_cache_ + mask_ + 1;
     uint64_t pos = claimed_ > end ? claimed_ : end;
+    if (pos >= upto) {
+        claimed_ = pos;
+        return;
+    }
+    claimed_ = upto;
+    // The instruction's choice out of the loop: it runs on every small
+    // message (callgrind: 2 instructions a line).
+#if defined(__x86_64__) || defined(__i386__)
+    if (prefetchw_) {
+        for (; pos < upto; ++pos)
+            asm volatile("prefetchw %0" : : "m"(cells_[(pos & mask_) * kCell]));
+        return;
+    }
+#endif
     for (; pos < upto; ++pos)
-        claim_line(cells_ + (pos & mask_) * kCell);
-    claimed_ = pos;   // pos starts at or past claimed_
+        __builtin_prefetch(cells_ + (pos & mask_) * kCell, 1);
 }
 
 inline void RingProducer::unpublish_lookalike(uint64_t pos)
@@ -356,6 +360,19 @@ inline void RingProducer::unpublish_lookalike(uint64_t pos)
     }
 }
 
+inline void RingProducer::mark_payload(uint32_t *word, uint32_t count)
+{
+    // Four words per 16-byte store: a loop of single words cost 4-5
+    // instructions a cell (71 a 1 KiB message, callgrind).
+    static constexpr uint32_t kFour[4] = {ring_detail::kPayloadWord, ring_detail::kPayloadWord,
+                                          ring_detail::kPayloadWord, ring_detail::kPayloadWord};
+    uint32_t *const end = word + count;
+    for (; end - word >= 4; word += 4)
+        std::memcpy(word, kFour, sizeof kFour);
+    for (; word < end; ++word)
+        *word = ring_detail::kPayloadWord;
+}
+
 inline void RingProducer::publish(ChunkType type, uint8_t tag)
 {
     const uint64_t idx = pending_pos_ & mask_;
@@ -365,8 +382,7 @@ inline void RingProducer::publish(ChunkType type, uint8_t tag)
     unpublish_lookalike(next);
     const uint32_t seq = ring_detail::seq_of(pending_pos_);
     written_[idx] = seq;
-    for (uint32_t c = 1; c < cells; ++c)   // a chunk never wraps
-        written_[idx + c] = ring_detail::kPayloadWord;
+    mark_payload(written_.data() + idx + 1, cells - 1);   // a chunk never wraps
     *ring_detail::meta_word(cell) = ring_detail::pack_meta(pending_len_, type, tag);
     std::atomic_ref<uint32_t>(*ring_detail::seq_word(cell)).store(seq, std::memory_order_release);
     tail_ = next;
