@@ -120,6 +120,35 @@ void settle(Request &r, const weft_msg_status_t &ws)
 
 // Completes r and frees its handle (a persistent one stays, inactive); the MPI class, after calling the
 // communicator's handler when it is an error (fn names the call).
+// The common completion of MPI_Wait and MPI_Waitall, inline: a contiguous
+// send or receive (not persistent) that went well, its status as
+// finish_request gives it, the request freed. false, with nothing done,
+// for the rest (complete's work). A window of MPI_Isend with statuses took
+// complete's two calls a request: 84 instructions of 850 (callgrind).
+inline bool complete_plain(MPI_Request *h, Request &r, const weft_msg_status_t &ws, MPI_Status *st)
+{
+    if (ws.error != WEFT_SUCCESS || r.wire.packed || r.persistent)
+        return false;
+    if (r.kind == Request::Kind::Send) {
+        if (st) {
+            empty_status(st);
+            st->MPI_SOURCE = MPI_ANY_SOURCE;
+        }
+    } else if (r.kind == Request::Kind::Recv) {
+        if (st) {
+            const Comm *c = comm(r.comm);
+            if (!c)
+                return false;
+            to_status(ws, *c, st);
+        }
+    } else {
+        return false;
+    }
+    free_request(*h);
+    *h = MPI_REQUEST_NULL;
+    return true;
+}
+
 int complete(MPI_Request *h, Request &r, const weft_msg_status_t &ws, MPI_Status *status, const char *fn,
              bool raise_errors)
 {
@@ -322,11 +351,8 @@ int PMPI_Wait(MPI_Request *h, MPI_Status *status)
     if (r->kind != Request::Kind::Done) {
         if (int rc = wait_one(&r->req, &ws); rc != WEFT_SUCCESS && ws.error == WEFT_SUCCESS)
             ws.error = rc;
-        if (ws.error == WEFT_SUCCESS && !status && !r->wire.packed && !r->persistent) {   // as in MPI_Waitall
-            free_request(*h);
-            *h = MPI_REQUEST_NULL;
+        if (complete_plain(h, *r, ws, status))
             return MPI_SUCCESS;
-        }
     }
     return complete(h, *r, ws, status, "MPI_Wait", true);
 }
@@ -444,14 +470,8 @@ int PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
         if (r->kind != Request::Kind::Done)
             if (int rc = wait_one(&r->req, &ws); rc != WEFT_SUCCESS && ws.error == WEFT_SUCCESS)
                 ws.error = rc;
-        // The common case: a contiguous send or receive that went well and
-        // whose status nobody wants.
-        if (ws.error == WEFT_SUCCESS && !st && !r->wire.packed && r->kind != Request::Kind::Done &&
-            !r->persistent) {
-            free_request(reqs[i]);
-            reqs[i] = MPI_REQUEST_NULL;
+        if (complete_plain(&reqs[i], *r, ws, st))
             continue;
-        }
         const MPI_Comm ch = r->comm;
         const int cls = complete(&reqs[i], *r, ws, st, "MPI_Waitall", false);
         if (cls != MPI_SUCCESS && first_cls == MPI_SUCCESS) {
