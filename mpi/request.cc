@@ -118,8 +118,6 @@ void settle(Request &r, const weft_msg_status_t &ws)
     r.done_status = st;
 }
 
-// Completes r and frees its handle (a persistent one stays, inactive); the MPI class, after calling the
-// communicator's handler when it is an error (fn names the call).
 // The common completion of MPI_Wait and MPI_Waitall, inline: a contiguous
 // send or receive (not persistent) that went well, its status as
 // finish_request gives it, the request freed. false, with nothing done,
@@ -149,6 +147,8 @@ inline bool complete_plain(MPI_Request *h, Request &r, const weft_msg_status_t &
     return true;
 }
 
+// Completes r and frees its handle (a persistent one stays, inactive); the MPI class, after calling the
+// communicator's handler when it is an error (fn names the call).
 int complete(MPI_Request *h, Request &r, const weft_msg_status_t &ws, MPI_Status *status, const char *fn,
              bool raise_errors)
 {
