@@ -76,11 +76,11 @@ inline int finish(Engine *e, weft::engine::Request *r, weft_request_t *req, weft
     return error;
 }
 
-// wait_one's rest: a handle that names no request is an error, a pending
-// request is waited for. Apart, so the common case inlines.
-[[gnu::noinline]] int wait_pending(Engine *e, const char *fn, weft_request_t *req, weft_msg_status_t *status)
+// wait_one's rest: r (what *req names, null for none) is an error when
+// null, else waited for. Apart, so the common case inlines.
+[[gnu::noinline]] int wait_pending(Engine *e, const char *fn, weft::engine::Request *r, weft_request_t *req,
+                                   weft_msg_status_t *status)
 {
-    weft::engine::Request *r = e->request(*req);
     if (!r) [[unlikely]]
         return api_fail(Status(WEFT_ERR_BAD_PARAM, std::string(fn) + ": not a request (stale or invalid)"));
     if (!r->done)
@@ -101,9 +101,10 @@ inline int finish(Engine *e, weft::engine::Request *r, weft_request_t *req, weft
             *status = weft_msg_status_t{};
         return WEFT_SUCCESS;
     }
-    if (weft::engine::Request *r = e->request(*req); r && r->done) [[likely]]
+    weft::engine::Request *r = e->request(*req);
+    if (r && r->done) [[likely]]
         return finish(e, r, req, status);
-    return wait_pending(e, fn, req, status);
+    return wait_pending(e, fn, r, req, status);
 }
 
 } // namespace

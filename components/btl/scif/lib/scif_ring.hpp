@@ -327,11 +327,7 @@ inline void RingProducer::claim_ahead(uint64_t end)
     if (upto > head_cache_ + mask_ + 1)
         upto = head_cache_ + mask_ + 1;
     uint64_t pos = claimed_ > end ? claimed_ : end;
-    if (pos >= upto) {
-        claimed_ = pos;
-        return;
-    }
-    claimed_ = upto;
+    claimed_ = pos > upto ? pos : upto;
     // The instruction's choice out of the loop: it runs on every small
     // message (callgrind: 2 instructions a line).
 #if defined(__x86_64__) || defined(__i386__)
