@@ -312,8 +312,8 @@ int PMPI_Isend(const void *buf, int count, MPI_Datatype th, int dest, int tag, M
         const MPI_Request rh = new_request(&r);
         r->comm = h;
         const std::byte *p = static_cast<const std::byte *>(buf) + t->data_offset;
-        if (int rc = weft_isend_ctx(p, t->size * static_cast<size_t>(count), c->to_world(dest), tag, c->context, 0,
-                                    &r->req)) {
+        if (int rc = weft_isend_ctx(p, t->size * static_cast<size_t>(count), c->to_world(dest), tag, c->context,
+                                    WEFT_SEND_DONE_NULL, &r->req)) {
             free_request(rh);
             return send_failed(c, "MPI_Isend", rc, dest);
         }

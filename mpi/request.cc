@@ -118,11 +118,6 @@ void settle(Request &r, const weft_msg_status_t &ws)
     r.done_status = st;
 }
 
-// The common completion of MPI_Wait and MPI_Waitall, inline: a contiguous
-// send or receive (not persistent) that went well, its status as
-// finish_request gives it, the request freed. false, with nothing done,
-// for the rest (complete's work). A window of MPI_Isend with statuses took
-// complete's two calls a request: 84 instructions of 850 (callgrind).
 // A send's status (st may be null): nothing but the error class.
 void send_status(MPI_Status *st, int cls)
 {
@@ -133,6 +128,23 @@ void send_status(MPI_Status *st, int cls)
     st->MPI_ERROR = cls;
 }
 
+// to_status for a receive that went well (a message matched it, so its
+// source is a rank), inline: the call and class_of's were 20 instructions
+// of a window's receive (callgrind).
+inline void received_status(const weft_msg_status_t &ws, const Comm &c, MPI_Status *st)
+{
+    st->MPI_SOURCE = c.from_world(ws.source);
+    st->MPI_TAG = ws.tag;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->weft_cancelled_ = 0;
+    st->weft_bytes_ = ws.count;
+}
+
+// The common completion of MPI_Wait and MPI_Waitall, inline: a contiguous
+// send or receive (not persistent) that went well, its status as
+// finish_request gives it, the request freed. false, with nothing done,
+// for the rest (complete's work). A window of MPI_Isend with statuses took
+// complete's two calls a request: 84 instructions of 850 (callgrind).
 inline bool complete_plain(MPI_Request *h, Request &r, const weft_msg_status_t &ws, MPI_Status *st)
 {
     if (ws.error != WEFT_SUCCESS || r.wire.packed || r.persistent)
@@ -144,7 +156,7 @@ inline bool complete_plain(MPI_Request *h, Request &r, const weft_msg_status_t &
             const Comm *c = comm(r.comm);
             if (!c)
                 return false;
-            to_status(ws, *c, st);
+            received_status(ws, *c, st);
         }
     } else {
         return false;

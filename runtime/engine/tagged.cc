@@ -76,18 +76,25 @@ int Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint3
         if (!ps)
             return error->code();
     }
+    const bool sync = flags & WEFT_SEND_SYNC;
+    // Fast path: an eager message that goes out now needs no operation, and
+    // with WEFT_SEND_DONE_NULL no request either (the caller's wait on it is
+    // then a null test: a window of MPI_Isend saved the request and the
+    // weft_wait on it, about 45 instructions a message, callgrind).
+    const int eager = sync ? WEFT_ERR_AGAIN : peers_.try_eager(*ps, tag_bits(context, tag), buf, len);
+    if (eager == WEFT_SUCCESS && (flags & WEFT_SEND_DONE_NULL)) [[likely]] {
+        *out = WEFT_REQUEST_NULL;
+        return WEFT_SUCCESS;
+    }
     uint64_t rh;
     Request *r = requests_.alloc(&rh);
     r->status.source = dest;
     r->status.tag = tag;
     *out = reinterpret_cast<weft_request_t>(rh);
-    const bool sync = flags & WEFT_SEND_SYNC;
-    // Fast path: an eager message that goes out now needs no operation.
-    if (int rc = sync ? WEFT_ERR_AGAIN : peers_.try_eager(*ps, tag_bits(context, tag), buf, len);
-        rc != WEFT_ERR_AGAIN) {
+    if (eager != WEFT_ERR_AGAIN) {
         r->done = true;
-        r->status.error = rc;
-        r->status.count = rc == WEFT_SUCCESS ? len : 0;
+        r->status.error = eager;
+        r->status.count = eager == WEFT_SUCCESS ? len : 0;
         return WEFT_SUCCESS;
     }
     uint64_t h;

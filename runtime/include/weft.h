@@ -322,6 +322,11 @@ int weft_probe(uint32_t source, int32_t tag, weft_msg_status_t *status);
 /* weft_isend_ctx flag: the send completes only once the receiver has
  * matched the message (MPI_Ssend), whatever its size. */
 #define WEFT_SEND_SYNC 0x1u
+/* weft_isend_ctx flag: when the send is complete on return (a small
+ * message that went out whole), *req is WEFT_REQUEST_NULL instead of a
+ * completed request: nothing to wait on or free. A send that is still on
+ * its way, or that failed, gets a request as without the flag. */
+#define WEFT_SEND_DONE_NULL 0x2u
 int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, unsigned flags,
                    weft_request_t *req);
 int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);

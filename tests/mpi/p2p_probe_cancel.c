@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_probe_cancel: Probe / Iprobe, cancelling a receive nothing matches,
  * the Wait and Test families over mixes including MPI_REQUEST_NULL, and
- * MPI_Request_free on a send. Any number of ranks. */
+ * MPI_Request_free on a send, cancelling a send that already went out. Any
+ * number of ranks. */
 #include "mtest.h"
 
 static int right, left;
@@ -119,6 +120,28 @@ static void cancel(void)
     CHECK(!c, "a completed receive: Test_cancelled true");
     /* Traffic still matches normally after the cancellations. */
     CHECK(y == left, "after cancel: got %d, expected %d", y, left);
+
+    /* Small sends (they complete as they go out, so weft keeps no request
+     * for them): a cancel fails quietly, Request_get_status says done and
+     * keeps the request, and the messages arrive. */
+    int out[2] = {mtest_rank * 10 + 1, mtest_rank * 10 + 2}, in[2] = {-1, -1};
+    MPI_Request s[2];
+    for (int k = 0; k < 2; k++)
+        MPI_OK(MPI_Isend(&out[k], 1, MPI_INT, right, 31340 + k, MPI_COMM_WORLD, &s[k]));
+    MPI_OK(MPI_Cancel(&s[0]));
+    MPI_OK(MPI_Wait(&s[0], &st));
+    MPI_OK(MPI_Test_cancelled(&st, &c));
+    CHECK(!c, "a small send after MPI_Cancel: Test_cancelled true");
+    flag = 0;
+    while (!flag)
+        MPI_OK(MPI_Request_get_status(s[1], &flag, &st));
+    CHECK(s[1] != MPI_REQUEST_NULL, "Request_get_status freed the send request");
+    MPI_OK(MPI_Test(&s[1], &flag, &st));
+    CHECK(flag && s[1] == MPI_REQUEST_NULL, "Test after Request_get_status said done: flag %d", flag);
+    for (int k = 1; k >= 0; k--)
+        MPI_OK(MPI_Recv(&in[k], 1, MPI_INT, left, 31340 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(in[0] == left * 10 + 1 && in[1] == left * 10 + 2, "small sends: got %d, %d from rank %d", in[0], in[1],
+          left);
 }
 
 /* Four messages from the left with tags 0..3; completion routines over a

@@ -120,6 +120,48 @@ TEST_F(Engine, ContextsKeepTrafficApartAndSyncSendsWaitForTheMatch)
     EXPECT_EQ(weft_isend_ctx(&x, sizeof x, 0, 3, a, 0x80, &r), WEFT_ERR_BAD_PARAM);
 }
 
+TEST_F(Engine, SendsCompleteAtOnceLeaveNoRequestWithDoneNull)
+{
+    const uint32_t a = WEFT_CONTEXT_FIRST_FREE;
+    // Connected first: the first send to a peer waits for its connection.
+    int warm = 0;
+    ASSERT_EQ(weft_send_ctx(&warm, sizeof warm, 0, 4, a), WEFT_SUCCESS) << weft_error_message();
+    ASSERT_EQ(weft_recv_ctx(&warm, sizeof warm, 0, 4, a, nullptr), WEFT_SUCCESS) << weft_error_message();
+    // A small send to a connected peer goes out whole: no request, and the
+    // message arrives.
+    for (size_t n : {size_t{0}, size_t{8}, size_t{1000}}) {
+        auto out = pattern(n, 5);
+        std::vector<unsigned char> in(n);
+        weft_request_t s = reinterpret_cast<weft_request_t>(uintptr_t{1});
+        ASSERT_EQ(weft_isend_ctx(out.data(), n, 0, 4, a, WEFT_SEND_DONE_NULL, &s), WEFT_SUCCESS)
+            << weft_error_message();
+        EXPECT_EQ(s, WEFT_REQUEST_NULL) << n;
+        // A null request is complete to every completion call.
+        weft_msg_status_t st;
+        EXPECT_EQ(weft_wait(&s, &st), WEFT_SUCCESS);
+        EXPECT_EQ(weft_request_free(&s), WEFT_SUCCESS);
+        weft_request_t r;
+        ASSERT_EQ(weft_irecv_ctx(in.data(), n, 0, 4, a, &r), WEFT_SUCCESS);
+        ASSERT_EQ(weft_wait(&r, &st), WEFT_SUCCESS);
+        EXPECT_EQ(st.count, n);
+        EXPECT_EQ(in, out) << n;
+    }
+    // A synchronous send is never complete on return: it keeps its request.
+    int x = 7, got = 0;
+    weft_request_t s, r;
+    ASSERT_EQ(weft_isend_ctx(&x, sizeof x, 0, 6, a, WEFT_SEND_SYNC | WEFT_SEND_DONE_NULL, &s), WEFT_SUCCESS);
+    ASSERT_NE(s, WEFT_REQUEST_NULL);
+    int done = 1;
+    ASSERT_EQ(weft_test(&s, &done, nullptr), WEFT_SUCCESS);
+    EXPECT_EQ(done, 0);
+    ASSERT_EQ(weft_irecv_ctx(&got, sizeof got, 0, 6, a, &r), WEFT_SUCCESS);
+    ASSERT_EQ(weft_wait(&s, nullptr), WEFT_SUCCESS);
+    ASSERT_EQ(weft_wait(&r, nullptr), WEFT_SUCCESS);
+    EXPECT_EQ(got, 7);
+    // A send that failed at once still reports through its request.
+    ASSERT_EQ(weft_isend_ctx(&x, sizeof x, 0, 6, a, WEFT_SEND_DONE_NULL | 0x80, &s), WEFT_ERR_BAD_PARAM);
+}
+
 TEST_F(Engine, ContextsPastTheShortFramesRangeStayApart)
 {
     // Tagged frames carry a 24-bit context; larger ones go as Eager frames.
