@@ -13,6 +13,7 @@
 #include <weft/btl_base.hpp>
 
 #include "btl_scif_module.hpp"
+#include "btl_scif_sendi.hpp"
 
 namespace {
 

@@ -3,6 +3,7 @@
 // the hello and its checks (secret, job, rank, pid), refusals, and the
 // simultaneous-connect tie-break.
 #include "btl_scif_module.hpp"
+#include "btl_scif_sendi.hpp"
 
 #include <sys/epoll.h>
 #include <sys/random.h>

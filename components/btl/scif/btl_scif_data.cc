@@ -3,6 +3,7 @@
 // rendezvous), delivery to the runtime, disconnect and final reports,
 // registration and put/get.
 #include "btl_scif_module.hpp"
+#include "btl_scif_sendi.hpp"
 
 #include <sys/epoll.h>
 #include <sys/random.h>
@@ -213,28 +214,6 @@ int ScifModule::stream(ScifEndpoint &ep, sc::Endpoint &s, uint8_t am_id, const s
     if (s.tx.consumer_sleeps())
         sc::notify(s);
     return WEFT_SUCCESS;
-}
-
-int ScifModule::sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
-                      const void *payload, size_t payload_len)
-{
-    if (hdr_len + payload_len > c_.caps.inline_max || (hdr_len && !hdr) ||
-        (payload_len && !payload))
-        return WEFT_ERR_BAD_PARAM;
-    // The usual state in one test; the rest sorted out apart.
-    if (ep.phase != EpPhase::connected || ep.closing || !ep.pending.empty()) [[unlikely]]
-        return ep.closing || ep.phase == EpPhase::dead ? WEFT_ERR_UNREACHABLE : WEFT_ERR_AGAIN;
-    sc::Endpoint *s = sc::lookup(ep.epd);
-    int rc = sc::try_send_message(*s, kAm, am_id, bytes(hdr, hdr_len), bytes(payload, payload_len));
-    if (rc == 0) {
-        if (s->tx.consumer_sleeps())
-            sc::notify(*s);
-        return WEFT_SUCCESS;
-    }
-    // A full ring's AGAIN is not counted here: counting needs this module
-    // after the ring call, which costs every send a saved register (2
-    // instructions, callgrind); the engine counts the AGAIN it gets per peer.
-    return rc == -EAGAIN ? WEFT_ERR_AGAIN : WEFT_ERR_UNREACHABLE;
 }
 
 void ScifModule::flush_pending(ScifEndpoint &ep)

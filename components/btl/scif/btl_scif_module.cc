@@ -4,6 +4,7 @@
 // wake-ups). Connecting is btl_scif_connect.cc, the data path
 // btl_scif_data.cc, the card and hello codec btl_scif_wire.cc.
 #include "btl_scif_module.hpp"
+#include "btl_scif_sendi.hpp"
 
 #include <sys/epoll.h>
 #include <sys/random.h>

@@ -221,8 +221,9 @@ public:
     // once (else WEFT_ERR_AGAIN, nothing taken). WEFT_BTL_SEND_UNORDERED is
     // accepted and kept in order (that satisfies it).
     int sendx(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags);
-    int sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
-              const void *payload, size_t payload_len);
+    // Inline, in btl_scif_sendi.hpp (every file of the module includes it).
+    inline int sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
+                     const void *payload, size_t payload_len);
     int rdma(ScifEndpoint &ep, bool is_put, void *local, size_t len, uint64_t remote_addr,
              const void *rkey, size_t rkey_len, weft_btl_rdma_cb_t cb, void *cb_ctx);
     int mem_register(void *addr, size_t len, weft_btl_reg_t *reg);

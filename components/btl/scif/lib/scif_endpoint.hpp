@@ -232,7 +232,7 @@ int stream_recv(Endpoint &ep, std::span<std::byte> data, bool block);
 // A ring chunk of len bytes that fill(dst) writes, published: 0, -EAGAIN
 // when the ring is full, -ECONNRESET when the peer is gone, -EMSGSIZE.
 template <class Fill>
-inline int send_chunk(Endpoint &ep, ChunkType type, uint8_t tag, size_t len, Fill fill)
+[[gnu::always_inline]] inline int send_chunk(Endpoint &ep, ChunkType type, uint8_t tag, size_t len, Fill fill)
 {
     if (len > ep.tx.max_chunk())
         return -EMSGSIZE;
