@@ -96,8 +96,10 @@ public:
 
     // Tagged messages.
     // isend and irecv return the status code, and *error gets the message
-    // when it is not success: the C API builds no Status on the fast path,
-    // as send() and recv() do not.
+    // when it is not success; with error null the message goes to
+    // api_fail (weft_error_message). The C API passes null: it then builds
+    // no Status and its call is a jump (a Status of its own cost weft_isend_ctx
+    // and weft_irecv_ctx about 40 instructions a call, callgrind).
     int isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, unsigned flags,
               weft_request_t *req, Status *error);
     int irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *req,
@@ -253,9 +255,13 @@ private:
     // it must wait (queued).
     bool start_op(PeerTraffic &ps, Op *op);
     // isend's argument checks and the peer's record (connecting it on the
-    // first send): null, with *error, when nothing can go to dest.
+    // first send): null, with the code in *rc and the message reported
+    // (to *error, or api_fail when error is null), when nothing can go to dest.
     [[gnu::noinline]] PeerTraffic *isend_peer(const void *buf, size_t len, uint32_t dest, int32_t tag,
-                                              weft_request_t *out, Status *error);
+                                              weft_request_t *out, Status *error, int *rc);
+    // irecv's refusal of its arguments, reported as isend_peer's; the code.
+    [[gnu::noinline]] int irecv_refused(const void *buf, size_t len, uint32_t source, int32_t tag,
+                                        weft_request_t *out, Status *error) const;
     bool start_put(PeerTraffic &ps, Op *op);
     template <bool Now>
     int send_put_frame(PeerTraffic &ps, Op *op);

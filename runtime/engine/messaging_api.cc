@@ -28,9 +28,6 @@ int weft::api_fail(const Status &st)
 namespace {
 
 int result(const Status &st) { return st.ok() ? WEFT_SUCCESS : api_fail(st); }
-// The same for the engine calls that return a code and fill *error only on
-// failure (the message is built only then).
-inline int result(int rc, const Status &error) { return rc == WEFT_SUCCESS ? rc : api_fail(error); }
 
 [[gnu::noinline]] Engine *not_initialized(const char *fn, int *rc)
 {
@@ -204,15 +201,13 @@ int weft_get(weft_md_t md, uint32_t target, unsigned portal, uint64_t match_bits
 int weft_isend(const void *buf, size_t len, uint32_t dest, int32_t tag, weft_request_t *req)
 {
     ENGINE_OR_RETURN("weft_isend");
-    Status error;
-    return result(e->isend(buf, len, dest, tag, weft::engine::kTaggedContextUser, 0, req, &error), error);
+    return e->isend(buf, len, dest, tag, weft::engine::kTaggedContextUser, 0, req, nullptr);
 }
 
 int weft_irecv(void *buf, size_t len, uint32_t source, int32_t tag, weft_request_t *req)
 {
     ENGINE_OR_RETURN("weft_irecv");
-    Status error;
-    return result(e->irecv(buf, len, source, tag, weft::engine::kTaggedContextUser, req, &error), error);
+    return e->irecv(buf, len, source, tag, weft::engine::kTaggedContextUser, req, nullptr);
 }
 
 // The blocking pair, a jump to the engine (Engine::send_api, recv_api):
@@ -266,8 +261,7 @@ int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint
         return rc_;
     if (flags & ~(WEFT_SEND_SYNC | WEFT_SEND_DONE_NULL))
         return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_isend_ctx: unknown flags " + std::to_string(flags)));
-    Status error;
-    return result(e->isend(buf, len, dest, tag, context, flags, req, &error), error);
+    return e->isend(buf, len, dest, tag, context, flags, req, nullptr);
 }
 
 int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
@@ -283,8 +277,7 @@ int weft_irecv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t
     ENGINE_OR_RETURN("weft_irecv_ctx");
     if (bad_context("weft_irecv_ctx", context, &rc_))
         return rc_;
-    Status error;
-    return result(e->irecv(buf, len, source, tag, context, req, &error), error);
+    return e->irecv(buf, len, source, tag, context, req, nullptr);
 }
 
 int weft_recv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_msg_status_t *status)

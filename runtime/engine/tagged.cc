@@ -72,9 +72,10 @@ int Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint3
     // apart.
     PeerTraffic *ps = peers_.find(dest);
     if (!out || tag < 0 || (!buf && len) || !ps || !ps->started || ps->failed) [[unlikely]] {
-        ps = isend_peer(buf, len, dest, tag, out, error);
+        int rc;
+        ps = isend_peer(buf, len, dest, tag, out, error, &rc);
         if (!ps)
-            return error->code();
+            return rc;
     }
     const bool sync = flags & WEFT_SEND_SYNC;
     // Fast path: an eager message that goes out now needs no operation, and
@@ -112,18 +113,42 @@ int Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint3
     return WEFT_SUCCESS;
 }
 
-PeerTraffic *Engine::isend_peer(const void *buf, size_t len, uint32_t dest, int32_t tag, weft_request_t *out,
-                                Status *error)
+namespace {
+
+// The message of a refused isend or irecv to the caller's Status, or to
+// api_fail when it passed none (the C API); the code.
+int report(Status st, Status *error)
 {
+    if (!error)
+        return api_fail(st);
+    *error = std::move(st);
+    return error->code();
+}
+
+} // namespace
+
+PeerTraffic *Engine::isend_peer(const void *buf, size_t len, uint32_t dest, int32_t tag, weft_request_t *out,
+                                Status *error, int *rc)
+{
+    Status st;
+    PeerTraffic *ps = nullptr;
     if (!out)
-        *error = bad("weft_isend: req is NULL");
+        st = bad("weft_isend: req is NULL");
     else if (tag < 0)
-        *error = bad("weft_isend: tag " + std::to_string(tag) + " (tags are >= 0)");
+        st = bad("weft_isend: tag " + std::to_string(tag) + " (tags are >= 0)");
     else if (!buf && len)
-        *error = bad("weft_isend: buf is NULL with len " + std::to_string(len));
+        st = bad("weft_isend: buf is NULL with len " + std::to_string(len));
     else
-        return peers_.for_send(dest, error);
-    return nullptr;
+        ps = peers_.for_send(dest, &st);
+    if (!ps)
+        *rc = report(std::move(st), error);
+    return ps;
+}
+
+int Engine::irecv_refused(const void *buf, size_t len, uint32_t source, int32_t tag, weft_request_t *out,
+                          Status *error) const
+{
+    return report(out ? check_recv("weft_irecv", buf, len, source, tag) : bad("weft_irecv: req is NULL"), error);
 }
 
 int Engine::send_api(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context)
@@ -191,10 +216,8 @@ bool Engine::take_arrived(Request *r)
 int Engine::irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *out,
                   Status *error)
 {
-    if (!out || !recv_args_ok(buf, len, source, tag)) [[unlikely]] {
-        *error = out ? check_recv("weft_irecv", buf, len, source, tag) : bad("weft_irecv: req is NULL");
-        return error->code();
-    }
+    if (!out || !recv_args_ok(buf, len, source, tag)) [[unlikely]]
+        return irecv_refused(buf, len, source, tag, out, error);
     uint64_t rh;
     Request *r = requests_.alloc(&rh);
     *out = reinterpret_cast<weft_request_t>(rh);

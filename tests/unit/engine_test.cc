@@ -423,6 +423,15 @@ TEST_F(Engine, BadArgumentsAreErrorsWithMessages)
     EXPECT_NE(std::string(weft_error_message()).find("tag -3"), std::string::npos);
     EXPECT_EQ(weft_isend("x", 1, 5, 0, &r), WEFT_ERR_BAD_PARAM);
     EXPECT_NE(std::string(weft_error_message()).find("not in the job"), std::string::npos);
+    EXPECT_EQ(weft_isend_ctx("x", 1, 0, 0, WEFT_CONTEXT_FIRST_FREE, 0, nullptr), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("req is NULL"), std::string::npos);
+    char in[4];
+    EXPECT_EQ(weft_irecv(in, sizeof in, 9, 0, &r), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("source 9 is not in the job"), std::string::npos);
+    EXPECT_EQ(weft_irecv_ctx(nullptr, 4, 0, -7, WEFT_CONTEXT_FIRST_FREE, &r), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("tag -7"), std::string::npos);
+    EXPECT_EQ(weft_irecv(in, sizeof in, 0, 0, nullptr), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("req is NULL"), std::string::npos);
     weft_request_t forged = reinterpret_cast<weft_request_t>(0x0400000100000001ull);
     EXPECT_EQ(weft_wait(&forged, nullptr), WEFT_ERR_BAD_PARAM);
     weft_md_t md{0x0300000500000009ull};
