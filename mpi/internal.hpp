@@ -440,14 +440,18 @@ inline Request *request(MPI_Request h)
     return r.index + 1;
 }
 
+// Returns a live request's slot to the pool (the caller has it already:
+// no second lookup of its handle).
+inline void release_request(Request &r)
+{
+    r.live = false;
+    r.next_free = g_requests.free_head;
+    g_requests.free_head = r.index;
+}
 inline void free_request(MPI_Request h)
 {
-    Request *r = request(h);
-    if (!r)
-        return;
-    r->live = false;
-    r->next_free = g_requests.free_head;
-    g_requests.free_head = r->index;
+    if (Request *r = request(h))
+        release_request(*r);
 }
 // Completes r (which must be done in weft): fills status, unpacks, and
 // returns the MPI error class of the operation (MPI_SUCCESS included).

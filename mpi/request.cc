@@ -161,7 +161,7 @@ inline bool complete_plain(MPI_Request *h, Request &r, const weft_msg_status_t &
     } else {
         return false;
     }
-    free_request(*h);
+    release_request(r);
     *h = MPI_REQUEST_NULL;
     return true;
 }
