@@ -103,6 +103,19 @@ latavg 8
 latp90 8
 latp99 8"
 fi
+# rawdist: the transport's own round trips, timed alike; percentiles in order.
+if job rawdist self,scif rawdist 8; then
+    check rawdist "rawmed 8
+rawavg 8
+rawp90 8
+rawp99 8"
+    if awk '$1 == "rawmed" { m = $3 } $1 == "rawp90" { p90 = $3 } $1 == "rawp99" { p99 = $3 }
+            END { exit !(m > 0 && m <= p90 && p90 <= p99) }' "$work/rawdist.out"; then
+        pass "rawdist percentiles in order"
+    else
+        fail "rawdist: median, p90, p99 out of order:"; cat "$work/rawdist.out"
+    fi
+fi
 unset WEFT_BENCH_LIMITS
 
 # 4. Without --limits: no limit lines, and the CSV keeps its four columns.

@@ -3,7 +3,7 @@
 // the way shared/bench's mpi_pp.c (OSU osu_latency / osu_bw) measures MPI,
 // so ../shared/bench/compare can put them side by side.
 //
-//   weft_bench [--csv FILE] [--limits] [lat|bw|both|rate|multi|raw|rawbw] [SIZE,...]
+//   weft_bench [--csv FILE] [--limits] [lat|bw|both|rate|multi|raw|rawbw|latdist|rawdist|idle] [SIZE,...]
 //
 //   lat    ping-pong between ranks 0 and 1 (blocking send/recv); one-way
 //          latency = total / (2 x iterations), after warm-up
@@ -23,6 +23,8 @@
 //          and the mean one-way latency, for comparison with a tool that
 //          reports a typical (median) value, and the 90th and 99th
 //          percentiles (half a round trip each: the tail)
+//   rawdist  raw's ping-pong timed as latdist's (rawmed, rawavg, rawp90,
+//          rawp99): whether a tail is the transport's or the engine's
 //   idle   the cost of one progress pass with the peer connected and nothing
 //          arriving, in ns (SIZE is ignored): a busy waiter notices a message
 //          half a pass late on average
@@ -34,7 +36,7 @@
 // `rate <bytes> <msgs/s>`, `multi <bytes> <MB/s>`, `raw <bytes> <us>`,
 // `rawbw <bytes> <MB/s>`, `idle 0 <ns per pass>`,
 // `latmed <bytes> <us>`, `latavg <bytes> <us>`, `latp90 <bytes> <us>` and
-// `latp99 <bytes> <us>` (latdist).
+// `latp99 <bytes> <us>` (latdist), and the same as raw* (rawdist).
 // With --csv FILE (or WEFT_BENCH_CSV=FILE) rank 0 also writes every one of
 // those lines as a CSV row `test,size,value,unit` (header first) for
 // contrib/plot-bench; the text on stdout stays the same.
@@ -184,18 +186,19 @@ uint64_t ticks()
 struct Distribution {
     double p50, p90, p99, mean;
 };
-Distribution latency_distribution(size_t n, int me)
+// exchange() makes one round trip.
+template <class Exchange>
+Distribution time_each_round_trip(size_t n, Exchange exchange)
 {
-    Buffer sbuf(n), rbuf(n);
     auto [iters, warmup] = lat_iters(n);
     std::vector<uint64_t> rtt(iters);
     for (int i = 0; i < warmup; ++i)
-        round_trip(sbuf, rbuf, n, me);
+        exchange();
     const double t0 = now_us();
     const uint64_t c0 = ticks();
     uint64_t last = c0;
     for (int i = 0; i < iters; ++i) {
-        round_trip(sbuf, rbuf, n, me);
+        exchange();
         const uint64_t now = ticks();
         rtt[i] = now - last;
         last = now;
@@ -205,6 +208,12 @@ Distribution latency_distribution(size_t n, int me)
     std::sort(rtt.begin(), rtt.end());
     auto one_way = [&](int percent) { return static_cast<double>(rtt[iters * percent / 100]) * us_per_tick / 2; };
     return {one_way(50), one_way(90), one_way(99), us / (2.0 * iters)};
+}
+
+Distribution latency_distribution(size_t n, int me)
+{
+    Buffer sbuf(n), rbuf(n);
+    return time_each_round_trip(n, [&] { round_trip(sbuf, rbuf, n, me); });
 }
 
 // Streams windows from `from` to `to`; returns MB/s on `from`.
@@ -267,24 +276,23 @@ weft_btl_endpoint_t *raw_endpoint(int me)
     return rt->endpoints().peer(peer)->endpoints.front();
 }
 
-double raw_latency(size_t n, int me)
-{
-    auto *rt = weft::rt::Runtime::current();
-    weft_btl_endpoint_t *ep = raw_endpoint(me);
-    weft_btl_module_t *m = ep->module;
-    if (n > m->caps.max_send)
-        return -1;
-    static bool registered = false;
-    if (!registered) {
-        // Both ranks register before either sends: a frame that comes
-        // before its handler is dropped, and the ping-pong would wait forever.
-        rt->set_handler(kAmRaw, raw_handler, nullptr);
-        registered = true;
-        check(weft_barrier(), "barrier");
+// The raw ping-pong's parts: the endpoint, the send of one n-byte active
+// message, and one round trip (raw and rawdist).
+struct RawPingPong {
+    weft::rt::Runtime *rt;
+    weft_btl_endpoint_t *ep;
+    size_t n;
+    int me;
+    Buffer buf;
+    bool inline_ok;
+    RawPingPong(size_t bytes, int rank, weft_btl_endpoint_t *endpoint)
+        : rt(weft::rt::Runtime::current()), ep(endpoint), n(bytes), me(rank), buf(bytes),
+          inline_ok(WEFT_BTL_HAS_OP(ep->module, sendi) && (ep->module->caps.flags & WEFT_BTL_FLAG_INLINE) &&
+                    bytes <= ep->module->caps.inline_max)
+    {
     }
-    Buffer buf(n);
-    const bool inline_ok = WEFT_BTL_HAS_OP(m, sendi) && (m->caps.flags & WEFT_BTL_FLAG_INLINE) && n <= m->caps.inline_max;
-    auto send = [&] {
+    void send()
+    {
         int rc;
         do {
             if (inline_ok) {
@@ -297,12 +305,9 @@ double raw_latency(size_t n, int me)
                 rt->progress().progress();
         } while (rc == WEFT_ERR_AGAIN);
         check(rc, "raw send");
-    };
-    auto [iters, warmup] = lat_iters(n);
-    double t0 = 0;
-    for (int i = 0; i < iters + warmup; ++i) {
-        if (i == warmup)
-            t0 = now_us();
+    }
+    void round_trip()
+    {
         if (me == 0) {
             send();
             g_raw_msgs.take(1);
@@ -311,7 +316,53 @@ double raw_latency(size_t n, int me)
             send();
         }
     }
+};
+
+// The connected endpoint to the pair's other rank with the raw handler set
+// on both ranks; null when n is more than the module sends in one message.
+weft_btl_endpoint_t *raw_ready(size_t n, int me)
+{
+    auto *rt = weft::rt::Runtime::current();
+    weft_btl_endpoint_t *ep = raw_endpoint(me);
+    if (n > ep->module->caps.max_send)
+        return nullptr;
+    static bool registered = false;
+    if (!registered) {
+        // Both ranks register before either sends: a frame that comes
+        // before its handler is dropped, and the ping-pong would wait forever.
+        rt->set_handler(kAmRaw, raw_handler, nullptr);
+        registered = true;
+        check(weft_barrier(), "barrier");
+    }
+    return ep;
+}
+
+double raw_latency(size_t n, int me)
+{
+    weft_btl_endpoint_t *ep = raw_ready(n, me);
+    if (!ep)
+        return -1;
+    RawPingPong pp(n, me, ep);
+    auto [iters, warmup] = lat_iters(n);
+    double t0 = 0;
+    for (int i = 0; i < iters + warmup; ++i) {
+        if (i == warmup)
+            t0 = now_us();
+        pp.round_trip();
+    }
     return (now_us() - t0) / (2.0 * iters);
+}
+
+// raw's round trips timed one by one, as latdist's; false when n is more
+// than one message of the module.
+bool raw_distribution(size_t n, int me, Distribution *out)
+{
+    weft_btl_endpoint_t *ep = raw_ready(n, me);
+    if (!ep)
+        return false;
+    RawPingPong pp(n, me, ep);
+    *out = time_each_round_trip(n, [&] { pp.round_trip(); });
+    return true;
 }
 
 // The transport's own bandwidth, measured like `bw` (a window of 64
@@ -625,6 +676,12 @@ int main(int argc, char **argv)
             report.line("latavg", n, d.mean, 3, "us", latency_limit(limits.get(), n, d.mean));
             report.line("latp90", n, d.p90, 3, "us", latency_limit(limits.get(), n, d.p90));
             report.line("latp99", n, d.p99, 3, "us", latency_limit(limits.get(), n, d.p99));
+        }
+        if (Distribution d; mode == "rawdist" && pair && raw_distribution(n, me, &d)) {
+            report.line("rawmed", n, d.p50, 3, "us", latency_limit(limits.get(), n, d.p50));
+            report.line("rawavg", n, d.mean, 3, "us", latency_limit(limits.get(), n, d.mean));
+            report.line("rawp90", n, d.p90, 3, "us", latency_limit(limits.get(), n, d.p90));
+            report.line("rawp99", n, d.p99, 3, "us", latency_limit(limits.get(), n, d.p99));
         }
         if (mode == "idle" && pair) {
             double ns = idle_pass_ns(me);
