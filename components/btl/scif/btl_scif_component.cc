@@ -48,12 +48,27 @@ const weft::cutil::ParamSpec kParams[] = {
      "16k fragments the receiver copies out while the next goes in); larger ones go by "
      "put/get, which copy once with process_vm_readv. 0: a 32nd of the ring, from 4k to 64k, "
      "and at most 32k toward a peer process_vm_readv reaches, past which btl_scif_eager_if_room "
-     "applies (weftrun --report shows each peer's)."},
+     "applies (16k and no eager_if_room where that call is cheap: btl_scif_single_copy_call_us; "
+     "weftrun --report shows each peer's)."},
     {"eager_if_room", WEFT_PARAM_BOOL, "true", WEFT_LEVEL_TUNER_DETAIL,
      "Toward a peer process_vm_readv reaches, when the eager limit is left automatic: messages "
      "past it up to the ring's own limit (64k with 2M rings) still stream through the ring when "
      "it has room for the whole message at once, and go by rendezvous when it has not (a full "
      "ring would queue them by copy). false: always by rendezvous."},
+    {"stream_from", WEFT_PARAM_SIZE, "16k", WEFT_LEVEL_TUNER_DETAIL,
+     "Eager messages longer than this go through the ring as fragments of "
+     "btl_scif_stream_fragment bytes, each published as soon as it is written, so the receiver "
+     "copies one out while the next goes in; shorter ones are one chunk, copied in whole first "
+     "(4k to 16M)."},
+    {"stream_fragment", WEFT_PARAM_SIZE, "16k", WEFT_LEVEL_TUNER_DETAIL,
+     "Data bytes per fragment of a streamed message (4k to 1M; at most what one ring chunk "
+     "holds): smaller fragments start the receiver's copy sooner, larger ones cost fewer "
+     "handoffs."},
+    {"single_copy_call_us", WEFT_PARAM_DOUBLE, "0", WEFT_LEVEL_TUNER_DETAIL,
+     "Microseconds one process_vm_readv call costs before it copies: under 1.25, the "
+     "rendezvous (one copy) takes messages past 16k toward peers it reaches and "
+     "btl_scif_eager_if_room is off; from 1.25 on, the eager limit toward them is 32k and "
+     "eager_if_room applies. 0: timed at start-up (the least of 16 calls of 64 bytes)."},
     {"max_send", WEFT_PARAM_SIZE, "16M", WEFT_LEVEL_TUNER_DETAIL,
      "Largest payload of one send(); messages larger than one ring chunk travel as fragments."},
     {"ring_size", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_DETAIL,
@@ -121,6 +136,21 @@ int read_config(const weft_host_t *host, ScifConfig *config)
                       "seconds above 0, at most 86400");
     if (max_pending < 1 || max_pending > 65536)
         return refuse(host, "btl_scif_max_pending", static_cast<uint64_t>(max_pending), "1 to 65536");
+    uint64_t stream_from = config->stream_from, stream_fragment = config->stream_fragment;
+    host->param_get_size("btl_scif_stream_from", &stream_from);
+    host->param_get_size("btl_scif_stream_fragment", &stream_fragment);
+    if (stream_from < 4096 || stream_from > (uint64_t{16} << 20))
+        return refuse(host, "btl_scif_stream_from", stream_from, "4k to 16M");
+    if (stream_fragment < 4096 || stream_fragment > (uint64_t{1} << 20))
+        return refuse(host, "btl_scif_stream_fragment", stream_fragment, "4k to 1M");
+    double call_us = config->single_copy_call_us;
+    host->param_get_double("btl_scif_single_copy_call_us", &call_us);
+    if (!(call_us >= 0) || call_us > 1e6)
+        return refuse(host, "btl_scif_single_copy_call_us", static_cast<uint64_t>(call_us > 0 ? call_us : 0),
+                      "0 to 1000000");
+    config->single_copy_call_us = call_us;
+    config->stream_from = stream_from;
+    config->stream_fragment = stream_fragment;
     config->max_ring_size = max_ring;
     config->handshake_timeout = handshake;
     config->max_pending = static_cast<size_t>(max_pending);

@@ -116,16 +116,21 @@ void send_reply(sc::Endpoint &s, HelloAnswer answer, uint32_t rank)
 // sending windows of 64 KiB at once (osu_bibw) fill the rings, and the
 // queued copies halved that bandwidth (docs/transports.md). Without single
 // copy the rendezvous data would cross the ring anyway, so the ring-sized
-// limit of the module's caps stays. A limit the user set
-// (btl_scif_eager_limit) is the module's for every connection.
+// limit of the module's caps stays. Where process_vm_readv is cheap
+// (ScifConfig::cheap_single_copy_us) the single copy wins past 16 KiB
+// (measured on a 16-core host), so the limit is 16 KiB and nothing past it
+// streams. A limit the user set (btl_scif_eager_limit) is the module's for
+// every connection.
 void ScifModule::choose_eager_limit(ScifEndpoint &ep) const
 {
     const sc::Endpoint *s = sc::lookup(ep.epd);
     // Both ways: the runtime's rendezvous has the receiver get (it reads
     // us) and, for some operations, this side put or get (we reach it).
     const bool rdma = (c_.caps.flags & WEFT_BTL_FLAG_GET) && s && s->single_copy && ep.peer_reads_us;
-    ep.c.eager_limit = config_.auto_eager && rdma ? std::min(config_.single_copy_eager, c_.caps.eager_limit) : 0;
-    ep.c.eager_if_room = ep.c.eager_limit && config_.eager_if_room ? c_.caps.eager_limit : 0;
+    const bool cheap = config_.single_copy_call_us < config_.cheap_single_copy_us;
+    const size_t limit = cheap ? config_.cheap_single_copy_eager : config_.single_copy_eager;
+    ep.c.eager_limit = config_.auto_eager && rdma ? std::min(limit, c_.caps.eager_limit) : 0;
+    ep.c.eager_if_room = ep.c.eager_limit && config_.eager_if_room && !cheap ? c_.caps.eager_limit : 0;
 }
 
 void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
@@ -146,8 +151,15 @@ void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
                 : "the kernel refused process_vm_readv toward it (seccomp profile or ptrace rules; a "
                   "real attempt failed): large messages go in fragments through the shared ring, "
                   "put/get fail with not-supported";
-        host_->log(&c_.component->base, WEFT_LOG_INFO, "btl/scif: rank %u (pid %d): %s", ep.c.peer_rank,
-                   static_cast<int>(s->peer_pid), how);
+        const size_t eager = ep.c.eager_limit ? ep.c.eager_limit : c_.caps.eager_limit;
+        host_->log(&c_.component->base, WEFT_LOG_INFO,
+                   "btl/scif: rank %u (pid %d): %s; eager up to %zu bytes%s (one process_vm_readv costs "
+                   "%.2f us here)",
+                   ep.c.peer_rank, static_cast<int>(s->peer_pid), how, eager,
+                   ep.c.eager_if_room
+                       ? (", and up to " + std::to_string(ep.c.eager_if_room) + " while the ring has room").c_str()
+                       : "",
+                   config_.single_copy_call_us);
     }
     if (announce) {
         // The peer may have sent right after its accept: that data waits for

@@ -113,9 +113,32 @@ int ScifModule::start()
     // kernel can forbid it. Try it on ourselves: without it, no PUT/GET.
     uint64_t word = 42, got = 0;
     iovec l{&got, sizeof got}, r{&word, sizeof word};
-    if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) == sizeof got && got == word)
+    if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) == sizeof got && got == word) {
         c_.caps.flags |= WEFT_BTL_FLAG_PUT | WEFT_BTL_FLAG_GET;
+        if (config_.single_copy_call_us <= 0)
+            config_.single_copy_call_us = time_single_copy_call();
+    }
     return WEFT_SUCCESS;
+}
+
+// The fixed cost of one process_vm_readv on this host, in microseconds: the
+// least of 16 64-byte reads of our own memory (the kernel's entry, page
+// lookups and pinning, before the copy; a virtual machine's exits): 0.6-0.8
+// us on the 16-core KVM host, 1.6-2.1 on the Firecracker VM.
+double ScifModule::time_single_copy_call()
+{
+    alignas(64) std::byte from[64] = {}, to[64];
+    iovec l{to, sizeof to}, r{from, sizeof from};
+    auto best = std::chrono::steady_clock::duration::max();
+    for (int i = 0; i < 16; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const ssize_t got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+        const auto t = std::chrono::steady_clock::now() - t0;
+        if (got != static_cast<ssize_t>(sizeof to))
+            return 1e6;   // it worked a moment ago; count it as dear
+        best = std::min(best, t);
+    }
+    return std::chrono::duration<double, std::micro>(best).count();
 }
 
 void ScifModule::apply_accept_policy()

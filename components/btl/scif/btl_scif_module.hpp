@@ -82,6 +82,22 @@ struct ScifConfig {
     // 8-10 on the 2-vCPU VM) but, once the ring is full, its queued copy
     // halves both-ways bandwidth (docs/transports.md).
     bool eager_if_room = true;
+    // Where one process_vm_readv call costs less than cheap_single_copy_us
+    // (its fixed part: 64 bytes, the least of 16 calls, timed at init;
+    // btl_scif_single_copy_call_us sets it instead), the rendezvous takes
+    // over past cheap_single_copy_eager and nothing past it streams. The
+    // two measured hosts sit on either side: the 2-vCPU EPYC VM (Firecracker)
+    // pays 1.6-2.1 us a call, and there streamed 32-64 KiB beat the
+    // rendezvous; the 16-core Xeon (KVM) pays 0.6-0.8 us, and there, one way
+    // (osu_latency, 3-4 jobs each), the rendezvous beat the ring at 32 KiB
+    // (3.6-4.3 against 5.2-6.3 us) and 64 KiB (4.6-5.9 against 8.3-9.0),
+    // and 8 pairs at 64 KiB moved 120-144 against 69-89 GB/s (osu_mbw_mr).
+    // At 16 KiB it won the ping-pong too (2.7-3.2 against 3.9-4.4 us) but
+    // lost windows of 64 (osu_bw 2.9 against 11.8 GB/s, 8 pairs 40 against
+    // 81 GB/s: each message waits for its handshake), so 16 KiB stays eager.
+    double cheap_single_copy_us = 1.25;
+    size_t cheap_single_copy_eager = 16 * 1024;
+    double single_copy_call_us = 0;   // measured (or set); 0: no single copy
     // Messages longer than stream_from go through the ring as fragments of
     // stream_fragment bytes, each published as soon as it is written, so the
     // receiver copies one out while the sender writes the next (two copies
@@ -266,6 +282,7 @@ private:
     // Sets ep's own eager limit (weft_btl_endpoint_t.eager_limit) from how
     // large data reaches its peer; before the runtime learns of it connected.
     void choose_eager_limit(ScifEndpoint &ep) const;
+    static double time_single_copy_call();
     ScifEndpoint *find_peer(uint32_t rank, const ScifEndpoint *except);
     uint32_t my_rank() const;
     void finish(ScifEndpoint &ep, weft_btl_ep_state_t state, int status, const char *reason);
