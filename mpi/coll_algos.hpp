@@ -55,10 +55,12 @@ int reduce_scatter_gather(const Comm &c, const Vec &v, const std::byte *input, s
 int allgather_bruck(const Comm &c, std::byte *buf, const std::vector<size_t> &off, std::byte *work);
 int allgather_recursive_doubling(const Comm &c, std::byte *buf, const std::vector<size_t> &off);
 
-// Alltoall of p blocks of block bytes each (send may be recv: in place);
-// work: alltoall_bruck_work(p, block) bytes.
+// Alltoall of p blocks of block bytes each; work: alltoall_bruck_work(p,
+// block) bytes. Bruck's send may be recv (in place); the scattered
+// exchange's may not (it sends from send while blocks land in recv).
 size_t alltoall_bruck_work(int p, size_t block);
 int alltoall_bruck(const Comm &c, const std::byte *send, std::byte *recv, size_t block, std::byte *work);
+int alltoall_scattered(const Comm &c, const std::byte *send, std::byte *recv, size_t block);
 
 // The largest power of two not above p.
 inline int floor_power_of_two(int p)

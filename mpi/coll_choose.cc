@@ -36,7 +36,7 @@ std::string param_text(const char *name)
     return {};
 }
 
-constexpr std::array<std::pair<const char *, Algorithm>, 7> kNames{{
+constexpr std::array<std::pair<const char *, Algorithm>, 8> kNames{{
     {"recursive_doubling", Algorithm::RecursiveDoubling},
     {"rabenseifner", Algorithm::Rabenseifner},
     {"binomial", Algorithm::Binomial},
@@ -44,6 +44,7 @@ constexpr std::array<std::pair<const char *, Algorithm>, 7> kNames{{
     {"bruck", Algorithm::Bruck},
     {"ring", Algorithm::Ring},
     {"pairwise", Algorithm::Pairwise},
+    {"scattered", Algorithm::Scattered},
 }};
 
 // What the parameters force (read once: they are fixed from weft_init on).
@@ -151,7 +152,7 @@ Choice choose_allgather(int ranks, size_t bytes)
     // ring wakes the one neighbour that is next.
     if (f.ranks_sleep)
         return {Algorithm::Ring, "ranks sleep while they wait (more ranks than cores): each step wakes one neighbour"};
-    if (power_of_two(ranks) && bytes < kAllgatherDoublingMaxBytes)
+    if (power_of_two(ranks) && bytes <= kAllgatherDoublingMaxBytes)
         return {Algorithm::RecursiveDoubling, "power of two, small or medium: log p messages, no local copies"};
     if (bytes < kAllgatherBruckMaxBytes)
         return {Algorithm::Bruck, "small: log p messages instead of p-1"};
@@ -165,7 +166,9 @@ Choice choose_alltoall(int ranks, size_t block_bytes)
         return {f.alltoall_alg, "forced by its parameter"};
     if (ranks >= kAlltoallBruckMinRanks && block_bytes <= kAlltoallBruckMaxBlock)
         return {Algorithm::Bruck, "small blocks: log p messages of p/2 blocks instead of p-1 of one"};
-    return {Algorithm::Pairwise, "large blocks (or few ranks): each block moves once"};
+    if (ranks >= kAlltoallBruckMinRanks && block_bytes <= kAlltoallScatterMaxBlock && !f.ranks_sleep)
+        return {Algorithm::Scattered, "medium blocks: the p-1 exchanges, posted at once, overlap"};
+    return {Algorithm::Pairwise, "large blocks (or few ranks): one exchange at a time, each block moves once"};
 }
 
 void report_choice(const char *collective, int rank, int ranks, size_t bytes, const Choice &c)

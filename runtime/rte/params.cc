@@ -98,8 +98,9 @@ std::vector<params::Definition> param_definitions()
                        {"auto", "bruck", "recursive_doubling", "ring"}));
     out.push_back(coll("alltoall_algorithm",
                        "Algorithm of MPI_Alltoall on contiguous data: 'auto', 'bruck' (log p "
-                       "rounds of half the data each), 'pairwise' (p-1 rounds of one block).",
-                       {"auto", "bruck", "pairwise"}));
+                       "rounds of half the data each), 'pairwise' (p-1 rounds of one block), "
+                       "'scattered' (the p-1 exchanges posted at once, in windows of 32 peers).",
+                       {"auto", "bruck", "pairwise", "scattered"}));
     auto segment = def("reduce_segment_size", params::Type::Size, "256k", WEFT_LEVEL_TUNER_DETAIL,
                        "MPI_Reduce's binomial tree sends vectors longer than this in segments of "
                        "about this size, each reduced as it arrives while the next is on its way "
