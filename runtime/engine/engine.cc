@@ -103,7 +103,11 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
 {
     // A synchronous send goes by rendezvous: its Fin says the receiver matched it.
     const bool in_window = !op->sync && ps.eager_outstanding + op->length <= eager_window_;
-    const bool eager = in_window && op->length <= ps.eager_limit;
+    // Past single_copy_from, a message on its own goes by the single copy;
+    // one that follows a rendezvous still in flight goes eagerly (a window:
+    // a handshake per message would stall it).
+    const bool alone = ps.single_copy_from && op->length > ps.single_copy_from && ps.rndv_in_flight == 0;
+    const bool eager = in_window && op->length <= ps.eager_limit && !alone;
     int rc = eager ? send_put_frame<false>(ps, op) : WEFT_ERR_AGAIN;
     if (!eager) {
         // Past the eager limit but within the connection's eager-if-room
@@ -229,6 +233,9 @@ void Engine::complete_op(Op *op, int status, size_t mlength)
         --md->pending;
         portals_.md_used(md);
     }
+    if (op->in_flight)
+        if (PeerTraffic *ps = peers_.find(op->target); ps && ps->rndv_in_flight)
+            --ps->rndv_in_flight;
     ops_.free(op);
 }
 

@@ -118,6 +118,7 @@ struct Op {
     bool ack = false;
     bool sync = false;                     // TaggedSend: rendezvous, so it completes once matched
     bool rendezvous = false;
+    bool in_flight = false;                // counted in its peer's rndv_in_flight until it ends
     size_t sent = 0;                       // Cts mode: bytes sent so far
     size_t first = 0;                      // rendezvous: data bytes the Rts carried
     uint64_t token = 0;                    // Cts mode: the target's receive; Reply: the get's op
@@ -234,6 +235,13 @@ struct PeerTraffic {
     // Longer messages up to this go eagerly when the module takes them at
     // once (sendx with WEFT_BTL_SEND_NOW), else by rendezvous; 0: none.
     size_t eager_if_room = 0;
+    // Longer messages up to eager_limit go by rendezvous while
+    // rndv_in_flight is 0, eagerly otherwise (weft_btl_endpoint_t.
+    // single_copy_from); 0: none. direct_max is what try_eager sends
+    // straight away: single_copy_from when set, else eager_limit.
+    size_t single_copy_from = 0;
+    size_t direct_max = 0;
+    uint32_t rndv_in_flight = 0;           // rendezvous sends to it not yet ended
     size_t inline_max = 0;
     size_t eager_outstanding = 0;          // sent, not yet credited back
     size_t consumed_unreported = 0;        // received and matched, not yet credited

@@ -77,6 +77,16 @@ size_t eager_if_room_for(const weft_btl_endpoint_t *ep, size_t user_cap, size_t 
     return limit > eager_limit ? limit : 0;
 }
 
+// The connection's single-copy threshold (weft_btl_endpoint_t.
+// single_copy_from): only below eager_limit, never against the user's
+// engine_base_eager_limit.
+size_t single_copy_from_for(const weft_btl_endpoint_t *ep, size_t user_cap, size_t eager_limit)
+{
+    if (user_cap || !WEFT_HAS_MEMBER(ep, weft_btl_endpoint_t, single_copy_from))
+        return 0;
+    return ep->single_copy_from < eager_limit ? ep->single_copy_from : 0;
+}
+
 bool Peers::connect_now(PeerTraffic &ps)
 {
     if (!ps.started)
@@ -92,6 +102,8 @@ bool Peers::connect_now(PeerTraffic &ps)
     const size_t frame_max = caps.max_send > sizeof(wire::Put) ? caps.max_send - sizeof(wire::Put) : SIZE_MAX;
     ps.eager_limit = std::min(ps.eager_limit, frame_max);
     ps.eager_if_room = std::min(eager_if_room_for(ps.ep, eager_limit_cap_, ps.eager_limit), frame_max);
+    ps.single_copy_from = single_copy_from_for(ps.ep, eager_limit_cap_, ps.eager_limit);
+    ps.direct_max = ps.single_copy_from ? ps.single_copy_from : ps.eager_limit;
     ps.inline_max = (WEFT_BTL_HAS_OP(ps.ep->module, sendi) && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
     ps.counters->eager_limit = ps.eager_limit;
     ps.counters->eager_if_room = ps.eager_if_room;

@@ -32,6 +32,9 @@ size_t eager_limit_for(const weft_btl_endpoint_t *ep, size_t user_cap);
 // The connection's weft_btl_endpoint_t.eager_if_room as the engine uses it:
 // 0 unless it lies above eager_limit and the module has sendx.
 size_t eager_if_room_for(const weft_btl_endpoint_t *ep, size_t user_cap, size_t eager_limit);
+// The connection's weft_btl_endpoint_t.single_copy_from as the engine uses
+// it: 0 unless it lies below eager_limit and the user set no limit.
+size_t single_copy_from_for(const weft_btl_endpoint_t *ep, size_t user_cap, size_t eager_limit);
 
 class Peers {
 public:
@@ -118,7 +121,7 @@ public:
     // it moved here) it cost about 40 instructions per round trip.
     [[gnu::always_inline]] int try_eager(PeerTraffic &ps, uint64_t bits, const void *buf, size_t len)
     {
-        if (ps.queue_head || !ps.control.empty() || !connected(ps) || len > ps.eager_limit ||
+        if (ps.queue_head || !ps.control.empty() || !connected(ps) || len > ps.direct_max ||
             ps.eager_outstanding + len > eager_window_)
             return WEFT_ERR_AGAIN;
         const int rc = send_eager(ps, WEFT_PT_TAGGED, bits, {static_cast<const std::byte *>(buf), len});

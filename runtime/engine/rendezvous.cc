@@ -86,6 +86,10 @@ int Rendezvous::send_rts(PeerTraffic &ps, Op *op)
         op->state = Op::State::WaitFin;
         op->first = r.first;
         ps.eager_outstanding += r.first;
+        if (!op->in_flight) {   // an Rts sent again (after a refused read) counts once
+            op->in_flight = true;
+            ++ps.rndv_in_flight;
+        }
     }
     return rc;
 }

@@ -329,6 +329,8 @@ protected:
             h->module().caps.max_send = 256 * 1024;
             h->endpoint().size = endpoint_size;
             h->endpoint().eager_limit = limit;
+            if (endpoint_size > offsetof(weft_btl_endpoint_t, single_copy_from))
+                h->endpoint().single_copy_from = single_copy_from;
             if (rdma)
                 h->enable_get();
         }
@@ -371,7 +373,42 @@ protected:
         return (from ? e1 : e0)->counters().peer(1 - from).sent.msgs[proto];
     }
     uint64_t limit_of(uint32_t from) { return (from ? e1 : e0)->counters().peer(1 - from).eager_limit; }
+    // Sends n messages of len bytes from rank 0 to rank 1, every receive and
+    // send posted before any progress (a window); true once all completed
+    // intact.
+    bool window(int n, size_t len)
+    {
+        const std::vector<unsigned char> out = bytes_of_len(len);
+        std::vector<std::vector<unsigned char>> in(static_cast<size_t>(n), std::vector<unsigned char>(len, 0));
+        std::vector<Request *> reqs;
+        for (int i = 0; i < n; ++i) {
+            weft_request_t rh{}, sh{};
+            if (!e1->irecv(in[i].data(), len, 0, 6, 0, &rh).ok() || !e0->isend(out.data(), len, 1, 6, 0, 0, &sh).ok())
+                return false;
+            reqs.push_back(e1->request(rh));
+            reqs.push_back(e0->request(sh));
+        }
+        auto all_done = [&] {
+            for (Request *r : reqs)
+                if (!r->done)
+                    return false;
+            return true;
+        };
+        for (int pass = 0; pass < 100000 && !all_done(); ++pass) {
+            host0.progress().progress();
+            host1.progress().progress();
+            host1.finish_gets(WEFT_SUCCESS);
+        }
+        for (Request *r : reqs)
+            if (!r->done || r->status.error != WEFT_SUCCESS)
+                return false;
+        for (const auto &v : in)
+            if (v != out)
+                return false;
+        return true;
+    }
 
+    size_t single_copy_from = 0;   // the endpoints' weft_btl_endpoint_t.single_copy_from
     weft::test::FakeHost host0{0}, host1{1};
     std::unique_ptr<weft::engine::Engine> e0, e1;
 };
@@ -425,6 +462,49 @@ TEST_F(EndpointEagerLimit, TheUsersEngineLimitWins)
     ASSERT_TRUE(transfer(0, kMid));
     EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 1u) << "engine_base_eager_limit 32k, not the connection's 8k";
     EXPECT_EQ(limit_of(0), 32u * 1024);
+}
+
+// single_copy_from (btl/scif where process_vm_readv is cheap): past it, a
+// message on its own goes by rendezvous (the single copy), and one sent
+// while a rendezvous to the peer is still in flight goes eagerly, so a
+// window is not stalled by a handshake per message. Once the window is
+// done, a lone message takes the single copy again.
+TEST_F(EndpointEagerLimit, PastSingleCopyFromALoneMessageTakesTheSingleCopyAndAWindowGoesEagerly)
+{
+    single_copy_from = kEndpointLimit;
+    make(0, 0, true);
+    ASSERT_TRUE(transfer(0, kMid));
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 1u) << "alone: the single copy";
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 0u);
+    ASSERT_TRUE(transfer(0, kEndpointLimit));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 1u) << "at single_copy_from: eager";
+    ASSERT_TRUE(window(4, kMid));
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 2u) << "the window's first message only";
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 4u) << "the other three behind it";
+    ASSERT_TRUE(transfer(0, kMid));
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 3u) << "alone again once the window's rendezvous ended";
+    EXPECT_EQ(limit_of(0), kModuleLimit) << "the eager limit stays the module's";
+}
+
+// engine_base_eager_limit set by the user overrides single_copy_from, as
+// it does the endpoint's eager limit.
+TEST_F(EndpointEagerLimit, TheUsersEngineLimitOverridesSingleCopyFrom)
+{
+    single_copy_from = kEndpointLimit;
+    make(0, 32 * 1024, true);
+    ASSERT_TRUE(transfer(0, kMid));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 1u);
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 0u);
+}
+
+// An endpoint that ends before single_copy_from (built against an older
+// header) is not read there.
+TEST_F(EndpointEagerLimit, SingleCopyFromIgnoredInAnOlderEndpoint)
+{
+    single_copy_from = kEndpointLimit;
+    make(0, 0, true, offsetof(weft_btl_endpoint_t, single_copy_from));
+    ASSERT_TRUE(transfer(0, kMid));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 1u);
 }
 
 // A module built against the 1.0 header has no eager_limit in its

@@ -119,7 +119,8 @@ void send_reply(sc::Endpoint &s, HelloAnswer answer, uint32_t rank)
 // limit of the module's caps stays. Where process_vm_readv is cheap
 // (ScifConfig::cheap_single_copy_us) the single copy wins past 16 KiB
 // (measured on a 16-core host), so the limit is 16 KiB and nothing past it
-// streams. A limit the user set (btl_scif_eager_limit) is the module's for
+// streams; from 8 KiB a message on its own goes by single copy too
+// (single_copy_from), one in a window eagerly. A limit the user set (btl_scif_eager_limit) is the module's for
 // every connection.
 void ScifModule::choose_eager_limit(ScifEndpoint &ep) const
 {
@@ -131,6 +132,7 @@ void ScifModule::choose_eager_limit(ScifEndpoint &ep) const
     const size_t limit = cheap ? config_.cheap_single_copy_eager : config_.single_copy_eager;
     ep.c.eager_limit = config_.auto_eager && rdma ? std::min(limit, c_.caps.eager_limit) : 0;
     ep.c.eager_if_room = ep.c.eager_limit && config_.eager_if_room && !cheap ? c_.caps.eager_limit : 0;
+    ep.c.single_copy_from = ep.c.eager_limit && cheap ? config_.cheap_single_copy_from : 0;
 }
 
 void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
@@ -153,11 +155,14 @@ void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
                   "put/get fail with not-supported";
         const size_t eager = ep.c.eager_limit ? ep.c.eager_limit : c_.caps.eager_limit;
         host_->log(&c_.component->base, WEFT_LOG_INFO,
-                   "btl/scif: rank %u (pid %d): %s; eager up to %zu bytes%s (one process_vm_readv costs "
+                   "btl/scif: rank %u (pid %d): %s; eager up to %zu bytes%s%s (one process_vm_readv costs "
                    "%.2f us here)",
                    ep.c.peer_rank, static_cast<int>(s->peer_pid), how, eager,
                    ep.c.eager_if_room
                        ? (", and up to " + std::to_string(ep.c.eager_if_room) + " while the ring has room").c_str()
+                       : "",
+                   ep.c.single_copy_from
+                       ? (", past " + std::to_string(ep.c.single_copy_from) + " only behind another rendezvous").c_str()
                        : "",
                    config_.single_copy_call_us);
     }

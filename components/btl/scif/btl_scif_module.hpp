@@ -94,9 +94,15 @@ struct ScifConfig {
     // and 8 pairs at 64 KiB moved 120-144 against 69-89 GB/s (osu_mbw_mr).
     // At 16 KiB it won the ping-pong too (2.7-3.2 against 3.9-4.4 us) but
     // lost windows of 64 (osu_bw 2.9 against 11.8 GB/s, 8 pairs 40 against
-    // 81 GB/s: each message waits for its handshake), so 16 KiB stays eager.
+    // 81 GB/s: each message waits for its handshake), so 16 KiB stays eager
+    // in a window and goes by single copy on its own: past
+    // cheap_single_copy_from a message the runtime sends while no other
+    // rendezvous to the peer is in flight takes the single copy
+    // (weft_btl_endpoint_t.single_copy_from). On its own at 16 KiB the
+    // single copy also halved a 16-rank alltoall (67 against 131 us).
     double cheap_single_copy_us = 1.25;
     size_t cheap_single_copy_eager = 16 * 1024;
+    size_t cheap_single_copy_from = 8 * 1024;
     double single_copy_call_us = 0;   // measured (or set); 0: no single copy
     // Messages longer than stream_from go through the ring as fragments of
     // stream_fragment bytes, each published as soon as it is written, so the

@@ -33,7 +33,7 @@
  *
  * Growth rules (component ABI 1.0; every member declared below is part of
  * 1.0 except the ops appended after modex_ready: attach_counters, and
- * weft_btl_endpoint_t's eager_limit and eager_if_room):
+ * weft_btl_endpoint_t's eager_limit, eager_if_room and single_copy_from):
  * - Every struct begins with its size, set by whoever fills it in
  *   (weft_btl_module_t and its ops table: the component; weft_btl_process_t,
  *   weft_btl_peer_t and weft_btl_upcalls_t: the runtime; weft_btl_caps_t,
@@ -183,6 +183,16 @@ typedef struct weft_btl_endpoint {
      * this and caps.eager_limit, and ignores it without sendx or when the
      * user set engine_base_eager_limit. */
     size_t eager_if_room;
+    /* Appended after 1.0 (optional). Messages longer than this and up to
+     * the eager limit go by rendezvous while no other rendezvous send to
+     * the peer is in flight, and eagerly while one is: for a module whose
+     * single copy beats its eager copies for a message on its own (a
+     * ping-pong, one message to each of several peers) but whose
+     * rendezvous handshake, one per message, would stall a window of them
+     * (btl/scif where process_vm_readv is cheap). 0: none. The runtime
+     * ignores it when the user set engine_base_eager_limit and when it is
+     * not below the eager limit. */
+    size_t single_copy_from;
 } weft_btl_endpoint_t;
 
 /* Registered memory: an opaque handle plus a key the peer needs. */

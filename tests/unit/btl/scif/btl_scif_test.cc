@@ -497,12 +497,13 @@ TEST_F(BtlScif, StreamedMessagesLandWhereTheRuntimePlacesThem)
 
 // The eager limits each side's endpoint reports (weft_btl_endpoint_t's
 // eager_limit, 0: the module's caps; and eager_if_room, 0: none; kRingLimit:
-// the module's caps.eager_limit) once a message crossed, checked on the
-// connecting side and on the accepting one; "" or what differs.
+// the module's caps.eager_limit; and single_copy_from) once a message
+// crossed, checked on the connecting side and on the accepting one; "" or
+// what differs.
 constexpr size_t kRingLimit = SIZE_MAX;
-std::string endpoint_eager_limits(BtlHarness &harness, size_t want, size_t want_if_room)
+std::string endpoint_eager_limits(BtlHarness &harness, size_t want, size_t want_if_room, size_t want_single = 0)
 {
-    return run_two_process(harness, [want, want_if_room](PeerContext &ctx) -> std::string {
+    return run_two_process(harness, [want, want_if_room, want_single](PeerContext &ctx) -> std::string {
         BtlHarness &h = ctx.harness;
         weft_btl_endpoint_t *ep = nullptr;
         if (auto err = connect_from_parent(ctx, &ep); !err.empty())
@@ -511,14 +512,14 @@ std::string endpoint_eager_limits(BtlHarness &harness, size_t want, size_t want_
         if (module_limit <= 32768)
             return "the module's eager limit " + std::to_string(module_limit) + " leaves nothing to lower";
         const size_t if_room = want_if_room == kRingLimit ? module_limit : want_if_room;
-        auto check = [want, if_room](const weft_btl_endpoint_t *e, const char *side) -> std::string {
-            if (!WEFT_HAS_MEMBER(e, weft_btl_endpoint_t, eager_limit) ||
-                !WEFT_HAS_MEMBER(e, weft_btl_endpoint_t, eager_if_room))
-                return std::string(side) + ": the endpoint has no eager_limit or eager_if_room";
-            if (e->eager_limit != want || e->eager_if_room != if_room)
+        auto check = [want, if_room, want_single](const weft_btl_endpoint_t *e, const char *side) -> std::string {
+            if (!WEFT_HAS_MEMBER(e, weft_btl_endpoint_t, single_copy_from))
+                return std::string(side) + ": the endpoint has no eager_limit, eager_if_room or single_copy_from";
+            if (e->eager_limit != want || e->eager_if_room != if_room || e->single_copy_from != want_single)
                 return std::string(side) + ": eager_limit " + std::to_string(e->eager_limit) + ", eager_if_room " +
-                       std::to_string(e->eager_if_room) + "; wanted " + std::to_string(want) + ", " +
-                       std::to_string(if_room);
+                       std::to_string(e->eager_if_room) + ", single_copy_from " +
+                       std::to_string(e->single_copy_from) + "; wanted " + std::to_string(want) + ", " +
+                       std::to_string(if_room) + ", " + std::to_string(want_single);
             return "";
         };
         if (ctx.side == Side::parent) {
@@ -540,7 +541,8 @@ std::string endpoint_eager_limits(BtlHarness &harness, size_t want, size_t want_
 
 // endpoint_eager_limits() with btl_scif parameters set: "" when the
 // limits are as wanted, "skip: ..." when btl/scif cannot load here.
-std::string eager_limits_with(std::vector<std::string> settings, size_t want, size_t want_if_room)
+std::string eager_limits_with(std::vector<std::string> settings, size_t want, size_t want_if_room,
+                              size_t want_single = 0)
 {
     BtlHarness h;
     auto loaded = h.load({"scif", PeerMode::other_process, std::move(settings)});
@@ -548,7 +550,7 @@ std::string eager_limits_with(std::vector<std::string> settings, size_t want, si
         return "skip: " + loaded.message;
     if (!loaded.ok)
         return loaded.message;
-    return endpoint_eager_limits(h, want, want_if_room);
+    return endpoint_eager_limits(h, want, want_if_room, want_single);
 }
 
 // A process_vm_readv call as dear as on the 2-vCPU VM (1.6-2.1 us; set, so
@@ -580,10 +582,11 @@ TEST(BtlScifEagerLimits, IfRoomOffLeavesTheRendezvousPast32K)
 
 // Where the call is cheap (0.6-0.8 us on the 16-core KVM host), the single
 // copy beat the ring past 16 KiB: the endpoints ask for 16 KiB and offer no
-// streaming past it, whatever btl_scif_eager_if_room says.
+// streaming past it, whatever btl_scif_eager_if_room says; from 8 KiB a
+// message on its own takes the single copy too (single_copy_from).
 TEST(BtlScifEagerLimits, CheapSingleCopyConnectionsTakeTheRendezvousPast16K)
 {
-    std::string r = eager_limits_with({"WEFT_MCA_btl_scif_single_copy_call_us=0.3"}, 16384, 0);
+    std::string r = eager_limits_with({"WEFT_MCA_btl_scif_single_copy_call_us=0.3"}, 16384, 0, 8192);
     if (r.starts_with("skip: "))
         GTEST_SKIP() << r;
     EXPECT_TRUE(r.empty()) << r;
@@ -594,7 +597,7 @@ TEST(BtlScifEagerLimits, CheapSingleCopyConnectionsTakeTheRendezvousPast16K)
 TEST_F(BtlScif, SingleCopyConnectionsGetOneOfTheTwoEagerPolicies)
 {
     std::string dear = endpoint_eager_limits(h_, 32768, kRingLimit);
-    std::string cheap = endpoint_eager_limits(h_, 16384, 0);
+    std::string cheap = endpoint_eager_limits(h_, 16384, 0, 8192);
     EXPECT_TRUE(dear.empty() || cheap.empty()) << "dear: " << dear << "; cheap: " << cheap;
 }
 
