@@ -220,24 +220,24 @@ int bcast_bytes(const Comm &c, void *buf, size_t bytes, int root, int tag)
                 return rc;
             break;
         }
-    if (bytes >= kBcastPostTogetherMax) {
-        for (mask >>= 1; mask > 0; mask >>= 1)
-            if (vr + mask < c.size)
-                if (int rc = coll_send(c, buf, bytes, (vr + mask + root) % c.size, tag))
-                    return rc;
-        return WEFT_SUCCESS;
-    }
+    // Large vectors: each send waited for as soon as it is posted.
+    const bool one_at_a_time = bytes >= kBcastPostTogetherMax;
     weft_request_t reqs[32];   // one per bit of the rank: children never number more
-    int n = 0, first_rc = WEFT_SUCCESS;
+    int n = 0, waited = 0, first_rc = WEFT_SUCCESS;
     for (mask >>= 1; mask > 0 && first_rc == WEFT_SUCCESS; mask >>= 1)
         if (vr + mask < c.size) {
-            if (int rc = coll_isend(c, buf, bytes, (vr + mask + root) % c.size, tag, &reqs[n], WEFT_SEND_DONE_NULL))
+            if (int rc = coll_isend(c, buf, bytes, (vr + mask + root) % c.size, tag, &reqs[n], WEFT_SEND_DONE_NULL)) {
                 first_rc = rc;
-            else
-                ++n;
+                break;
+            }
+            ++n;
+            if (one_at_a_time) {
+                weft_msg_status_t st{};
+                first_rc = wait_one(&reqs[waited++], &st);
+            }
         }
     // Every posted send is waited for, also after a failure: they read buf.
-    for (int i = 0; i < n; ++i) {
+    for (int i = waited; i < n; ++i) {
         weft_msg_status_t st{};
         if (int rc = wait_one(&reqs[i], &st); rc != WEFT_SUCCESS && first_rc == WEFT_SUCCESS)
             first_rc = rc;

@@ -233,7 +233,7 @@ void Engine::complete_op(Op *op, int status, size_t mlength)
         --md->pending;
         portals_.md_used(md);
     }
-    if (op->in_flight)
+    if (op->rendezvous)
         if (PeerTraffic *ps = peers_.find(op->target); ps && ps->rndv_in_flight)
             --ps->rndv_in_flight;
     ops_.free(op);

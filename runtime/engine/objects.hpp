@@ -117,8 +117,7 @@ struct Op {
     size_t length = 0;
     bool ack = false;
     bool sync = false;                     // TaggedSend: rendezvous, so it completes once matched
-    bool rendezvous = false;
-    bool in_flight = false;                // counted in its peer's rndv_in_flight until it ends
+    bool rendezvous = false;               // its Rts went out: counted in its peer's rndv_in_flight until it ends
     size_t sent = 0;                       // Cts mode: bytes sent so far
     size_t first = 0;                      // rendezvous: data bytes the Rts carried
     uint64_t token = 0;                    // Cts mode: the target's receive; Reply: the get's op

@@ -82,14 +82,12 @@ int Rendezvous::send_rts(PeerTraffic &ps, Op *op)
     }
     const int rc = peers_.send_frame(ps, wire::bytes_of(r), payload);
     if (rc == WEFT_SUCCESS) {
+        if (!op->rendezvous)   // an Rts sent again counts once
+            ++ps.rndv_in_flight;
         op->rendezvous = true;
         op->state = Op::State::WaitFin;
         op->first = r.first;
         ps.eager_outstanding += r.first;
-        if (!op->in_flight) {   // an Rts sent again (after a refused read) counts once
-            op->in_flight = true;
-            ++ps.rndv_in_flight;
-        }
     }
     return rc;
 }
