@@ -146,8 +146,9 @@ Schedule::Schedule(const Comm &c, int tag)
 std::byte *Schedule::scratch(size_t bytes)
 {
     scratch_bytes_ += bytes;
-    scratch_.emplace_back(bytes);
-    return scratch_.back().data();
+    scratch_.push_back(page_buffer(bytes));
+    std::memset(scratch_.back().get(), 0, bytes);   // as the vectors it replaced were
+    return scratch_.back().get();
 }
 
 const Datatype &Schedule::keep(const Datatype &t)

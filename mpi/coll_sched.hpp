@@ -131,7 +131,7 @@ private:
     std::vector<uint32_t> world_;
     std::vector<Step> steps_;
     std::vector<std::function<void()>> unpacks_;   // for the next wait
-    std::vector<std::vector<std::byte>> scratch_;
+    std::vector<PageBuffer> scratch_;   // zeroed when made
     size_t scratch_bytes_ = 0;
     std::vector<std::unique_ptr<Datatype>> types_;
     std::unique_ptr<Reducer> reducer_;

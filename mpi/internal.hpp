@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -188,6 +189,24 @@ namespace coll {
 class ScheduleCache;   // coll_sched.hpp
 }
 
+// Bytes that begin on a page. Buffers a collective receives into are
+// page-aligned: a single copy (process_vm_readv, the kernel's rep movsb)
+// into memory 1-31 bytes past its source modulo a page runs at a quarter
+// of its speed (component_util.hpp), and malloc's large blocks start 16
+// bytes into a page, so a page-aligned user buffer copied into malloc'd
+// scratch hit it every time: a 1 MiB MPI_Reduce of page-aligned buffers at
+// 2 ranks took 476 us, against 130 us from malloc'd ones.
+struct PageRelease {
+    static constexpr std::align_val_t kAlign{4096};
+    void operator()(std::byte *p) const { ::operator delete[](p, kAlign); }
+};
+using PageBuffer = std::unique_ptr<std::byte[], PageRelease>;
+// bytes of page-aligned memory, not initialised.
+inline PageBuffer page_buffer(size_t bytes)
+{
+    return PageBuffer(static_cast<std::byte *>(::operator new[](bytes, PageRelease::kAlign)));
+}
+
 // Memory a communicator's blocking collectives reuse from call to call
 // (coll.cc): a fresh buffer per call pays a page fault per 4 KiB page on
 // first touch (and zero-filling), which at 2 ranks made a 1 MiB allreduce
@@ -200,12 +219,12 @@ public:
     // A copied communicator starts without scratch of its own.
     CollScratch(const CollScratch &) {}
     CollScratch &operator=(const CollScratch &) { return *this; }
-    // At least bytes of memory; valid until the next get().
+    // At least bytes of page-aligned memory; valid until the next get().
     std::byte *get(size_t bytes)
     {
         if (bytes > capacity_) {
             buf_.reset();   // the old block goes first: never both at once
-            buf_ = std::make_unique_for_overwrite<std::byte[]>(bytes);
+            buf_ = page_buffer(bytes);
             capacity_ = bytes;
         }
         return buf_.get();
@@ -213,7 +232,7 @@ public:
     size_t capacity() const { return capacity_; }
 
 private:
-    std::unique_ptr<std::byte[]> buf_;
+    PageBuffer buf_;
     size_t capacity_ = 0;
 };
 

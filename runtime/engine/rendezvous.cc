@@ -9,6 +9,8 @@
 #include <array>
 #include <cstring>
 
+#include <weft/component_util.hpp>
+
 namespace weft::engine {
 
 Rendezvous *Rendezvous::current_ = nullptr;
@@ -168,7 +170,7 @@ void Rendezvous::start(Md *md, const PutInfo &u, std::span<const std::byte> firs
 {
     const size_t landed = std::min(first.size(), mlength);
     if (landed > 0)
-        std::memcpy(static_cast<std::byte *>(md->desc.start) + off, first.data(), landed);
+        weft::cutil::copy_bytes(static_cast<std::byte *>(md->desc.start) + off, first.data(), landed);
     uint64_t h;
     Incoming *in = incoming_.alloc(&h);
     in->md = md;

@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <weft/component_util.hpp>
+
 #include "engine/rendezvous.hpp"
 
 namespace weft::engine {
@@ -75,7 +77,7 @@ void Rendezvous::on_data(const wire::Frame &f)
     Incoming *in = data_target(d, f.payload.size(), false);
     if (!in)
         return;
-    std::memcpy(static_cast<std::byte *>(in->md->desc.start) + in->offset + d.chunk_offset, f.payload.data(),
+    weft::cutil::copy_bytes(static_cast<std::byte *>(in->md->desc.start) + in->offset + d.chunk_offset, f.payload.data(),
                 f.payload.size());
     data_landed(in, f.payload.size());
 }

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <weft/component_util.hpp>
+
 #include "engine/engine.hpp"
 #include "log/log.hpp"
 
@@ -175,7 +177,7 @@ void Engine::deliver(Md *md, const PutInfo &u, std::span<const std::byte> data)
 
     if (u.type != wire::Type::Rts) {
         if (mlength)
-            std::memcpy(static_cast<std::byte *>(md->desc.start) + off, data.data(), mlength);
+            weft::cutil::copy_bytes(static_cast<std::byte *>(md->desc.start) + off, data.data(), mlength);
         peers_.consume_credit(u.source, u.length);
         if (want_ack)
             peers_.send_control_to(u.source,
@@ -290,7 +292,7 @@ void Engine::handle_reply(const wire::Frame &f)
         complete_op(op, WEFT_ERR_BAD_VALUE, 0);
         return;
     }
-    std::memcpy(op->sink + r.chunk_offset, f.payload.data(), f.payload.size());
+    weft::cutil::copy_bytes(op->sink + r.chunk_offset, f.payload.data(), f.payload.size());
     op->received += f.payload.size();
     if (r.last)
         complete_op(op, r.status, r.status == WEFT_SUCCESS ? r.mlength : 0);

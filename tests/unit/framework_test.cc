@@ -362,3 +362,29 @@ TEST(ComponentUtil, CopyBytesCopiesExactlyTheBytesAtEveryLength)
             }
         }
 }
+
+// The bulk copy at a destination 1-31 bytes past its source modulo a page
+// (copy_page_aliased, not memcpy's rep movsb) copies exactly its bytes,
+// and the check picks those gaps and no others, wherever the buffers lie.
+TEST(ComponentUtil, CopyBytesAtPageAliasedOffsetsCopiesExactlyTheBytes)
+{
+    constexpr size_t kRoom = 3 * 4096 + 300;
+    std::vector<unsigned char> src(kRoom), dst(kRoom + 4096);
+    for (size_t i = 0; i < src.size(); ++i)
+        src[i] = static_cast<unsigned char>(i * 13 + 5);
+    const auto page_offset = [](const void *p) { return reinterpret_cast<uintptr_t>(p) & 4095u; };
+    for (size_t gap : {0, 1, 8, 16, 31, 32, 48, 4064, 4095}) {
+        // dst + at lies gap bytes past src + 3 modulo a page.
+        const size_t at = (page_offset(src.data() + 3) + gap - page_offset(dst.data())) & 4095u;
+        const bool aliased = gap >= 1 && gap <= 31;
+        ASSERT_EQ(weft::cutil::page_alias_ahead(dst.data() + at, src.data() + 3), aliased) << "gap " << gap;
+        for (size_t n : {2047, 2048, 2049, 4096, 4096 + 127, 3 * 4096 + 200}) {
+            std::fill(dst.begin(), dst.end(), 0xee);
+            weft::cutil::copy_bytes(dst.data() + at, src.data() + 3, n);
+            for (size_t i = 0; i < dst.size(); ++i) {
+                const bool inside = i >= at && i < at + n;
+                ASSERT_EQ(dst[i], inside ? src[i - at + 3] : 0xee) << "gap " << gap << " n " << n << " byte " << i;
+            }
+        }
+    }
+}

@@ -17,6 +17,8 @@
 #include <functional>
 #include <string_view>
 
+#include <weft/component_util.hpp>
+
 #include "scif_endpoint.hpp"
 
 namespace weft::btl_scif {
@@ -102,7 +104,7 @@ int ScifModule::send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, i
     size_t at = 0;
     for (int i = 0; i < iovcnt; ++i) {
         if (iov[i].iov_len)
-            std::memcpy(p.data.data() + at, iov[i].iov_base, iov[i].iov_len);
+            weft::cutil::copy_bytes(p.data.data() + at, iov[i].iov_base, iov[i].iov_len);
         at += iov[i].iov_len;
     }
     ep.pending_bytes += total;
@@ -205,7 +207,7 @@ int ScifModule::stream(ScifEndpoint &ep, sc::Endpoint &s, uint8_t am_id, const s
         for (int p = piece; p < iovcnt; ++p, at = 0) {
             const size_t len = iov[p].iov_len - at;
             if (len > 0)
-                std::memcpy(rest.data.data() + to, static_cast<const std::byte *>(iov[p].iov_base) + at, len);
+                weft::cutil::copy_bytes(rest.data.data() + to, static_cast<const std::byte *>(iov[p].iov_base) + at, len);
             to += len;
         }
         ep.pending_bytes += rest.data.size();
@@ -455,7 +457,7 @@ void ScifModule::land(ScifEndpoint &ep, std::span<const std::byte> data)
         const iovec &to = l.place.iov[l.iov];
         const size_t n = std::min(to.iov_len - l.at, data.size());
         if (n > 0)
-            std::memcpy(static_cast<std::byte *>(to.iov_base) + l.at, data.data(), n);
+            weft::cutil::copy_bytes(static_cast<std::byte *>(to.iov_base) + l.at, data.data(), n);
         data = data.subspan(n);
         l.at += n;
         if (l.at == to.iov_len) {

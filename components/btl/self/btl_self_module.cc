@@ -9,6 +9,8 @@
 #include <new>
 #include <type_traits>
 
+#include <weft/component_util.hpp>
+
 namespace weft::btl_self {
 
 using weft::btl::write_reason;
@@ -174,7 +176,7 @@ int SelfModule::send(SelfEndpoint &ep, uint8_t am_id, const struct iovec *iov, i
     size_t at = 0;
     for (int i = 0; i < iovcnt; ++i) {
         if (iov[i].iov_len > 0)
-            std::memcpy(room.data() + at, iov[i].iov_base, iov[i].iov_len);
+            weft::cutil::copy_bytes(room.data() + at, iov[i].iov_base, iov[i].iov_len);
         at += iov[i].iov_len;
     }
     e->kind = EventKind::message;
@@ -197,7 +199,7 @@ int SelfModule::sendi(SelfEndpoint &ep, uint8_t am_id, const void *hdr, size_t h
     if (hdr_len > 0)
         std::memcpy(room.data(), hdr, hdr_len);
     if (payload_len > 0)
-        std::memcpy(room.data() + hdr_len, payload, payload_len);
+        weft::cutil::copy_bytes(room.data() + hdr_len, payload, payload_len);
     e->kind = EventKind::message;
     e->ep = &ep.c;
     e->am_id = am_id;
