@@ -158,9 +158,9 @@ int allgather_dense(Comm &c, void *recvbuf, const int counts[], const int displs
     }
 }
 
-// Alltoall by Bruck where coll_choose says so and both sides are one
-// dense array of equal blocks; kNotDense otherwise (pairwise exchange, by
-// MPI_Alltoallv, which also checks the arguments).
+// Alltoall where both sides are one dense array of equal blocks, by the
+// algorithm coll_choose picks; kNotDense otherwise (MPI_Alltoallv's
+// pairwise exchange, which also checks the arguments).
 int alltoall_small(const Ctx &cx, const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype)
 {
@@ -178,21 +178,19 @@ int alltoall_small(const Ctx &cx, const void *sendbuf, int sendcount, MPI_Dataty
     report_choice("MPI_Alltoall", c.rank, c.size, block, how);
     std::byte *recv = at(recvbuf, 0, *rt) + rt->data_offset;
     const std::byte *send = in_place ? recv : at(sendbuf, 0, *st) + st->data_offset;
+    if (in_place && how.algorithm != Algorithm::Bruck) {   // what goes out is copied before any block lands
+        const size_t all = block * static_cast<size_t>(c.size);
+        std::byte *copy = c.scratch.get(all);
+        std::memcpy(copy, recv, all);
+        send = copy;
+    }
     int wrc = WEFT_SUCCESS;
     switch (how.algorithm) {
     case Algorithm::Bruck:
         wrc = alltoall_bruck(c, send, recv, block, c.scratch.get(alltoall_bruck_work(c.size, block)));
         break;
-    case Algorithm::Scattered:
-        if (in_place) {   // what goes out is copied before any block lands
-            const size_t all = block * static_cast<size_t>(c.size);
-            std::byte *copy = c.scratch.get(all);
-            std::memcpy(copy, recv, all);
-            send = copy;
-        }
-        wrc = alltoall_scattered(c, send, recv, block);
-        break;
-    default: return kNotDense;
+    case Algorithm::Scattered: wrc = alltoall_scattered(c, send, recv, block); break;
+    default: wrc = alltoall_pairwise(c, send, recv, block); break;
     }
     if (wrc)
         return fail(cx, wrc);
@@ -584,9 +582,11 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     const Datatype *st = rt;
     // In place: what goes out is recvbuf's blocks, copied before any arrives.
     std::vector<std::byte> saved;
-    std::vector<int> scount(static_cast<size_t>(c->size)), sdisp(static_cast<size_t>(c->size));
+    std::vector<int> scount, sdisp;   // allocated in place only
     const void *sbuf = sendbuf;
     if (in_place) {
+        scount.resize(static_cast<size_t>(c->size));
+        sdisp.resize(static_cast<size_t>(c->size));
         size_t total = 0;
         for (int r = 0; r < c->size; ++r)
             total += rt->size * static_cast<size_t>(recvcounts[r]);

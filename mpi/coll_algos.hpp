@@ -61,6 +61,7 @@ int allgather_recursive_doubling(const Comm &c, std::byte *buf, const std::vecto
 size_t alltoall_bruck_work(int p, size_t block);
 int alltoall_bruck(const Comm &c, const std::byte *send, std::byte *recv, size_t block, std::byte *work);
 int alltoall_scattered(const Comm &c, const std::byte *send, std::byte *recv, size_t block);
+int alltoall_pairwise(const Comm &c, const std::byte *send, std::byte *recv, size_t block);
 
 // The largest power of two not above p.
 inline int floor_power_of_two(int p)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Alltoall on one dense array of equal blocks: Bruck's for small blocks,
-// the scattered exchange for medium ones (the pairwise exchange, for large
-// ones, is coll.cc's MPI_Alltoallv).
+// the scattered exchange for medium ones, the pairwise exchange for large
+// ones and for few ranks (coll.cc's MPI_Alltoallv does it for any layout).
 //
 // Bruck: the blocks are rotated so that
 // position j holds the one for rank me + j; in round k every block whose
@@ -88,6 +88,23 @@ int alltoall_scattered(const Comm &c, const std::byte *send, std::byte *recv, si
             first_rc = rc;
         if (first_rc != WEFT_SUCCESS)
             return first_rc;
+    }
+    return WEFT_SUCCESS;
+}
+
+// Pairwise: p-1 exchanges one after the other, with me+s and me-s in step
+// s; each block moves once. On the dense arrays themselves: through
+// MPI_Alltoallv's general layout, a 1-byte alltoall at 2 ranks made six
+// vectors a call and took 0.70 us against Open MPI's 0.33-0.40.
+int alltoall_pairwise(const Comm &c, const std::byte *send, std::byte *recv, size_t block)
+{
+    const int p = c.size, me = c.rank;
+    std::memcpy(recv + static_cast<size_t>(me) * block, send + static_cast<size_t>(me) * block, block);
+    for (int s = 1; s < p; ++s) {
+        const int to = (me + s) % p, from = (me - s + p) % p;
+        if (int rc = coll_sendrecv(c, send + static_cast<size_t>(to) * block, block, to,
+                                   recv + static_cast<size_t>(from) * block, block, from, kTagAlltoall))
+            return rc;
     }
     return WEFT_SUCCESS;
 }
