@@ -224,12 +224,20 @@ void Rendezvous::start(Md *md, const PutInfo &u, std::span<const std::byte> firs
 
 // Both cores copy: when the module can write into our memory too, the
 // initiator is asked to write the second half while we read the first.
+// Not while this rank has a rendezvous of its own to the initiator in
+// flight: that is an exchange (MPI_Sendrecv, a 2-rank allgather or
+// alltoall), where the initiator's core is already reading our message.
+// Split there, each core copied half of both messages plus a PutReq round:
+// a 128 KiB exchange at 2 ranks took 16.6-26.7 us against 14.4-15.1
+// unsplit (UCX 12.8-14.7).
 bool Rendezvous::split(Incoming *in)
 {
     weft_btl_module_t *m = in->ep->module;
     const size_t half = (in->mlength / 2) & ~size_t{4095};   // page-aligned parts
     if (!split_min_ || in->mlength < split_min_ || half == 0 || !(m->caps.flags & WEFT_BTL_FLAG_PUT) ||
         !WEFT_BTL_HAS_OP(m, put))
+        return false;
+    if (const PeerTraffic *ps = peers_.find(in->source); ps && ps->rndv_in_flight > 0)
         return false;
     std::byte *dst = static_cast<std::byte *>(in->md->desc.start) + in->offset;
     in->reg.size = sizeof in->reg;

@@ -130,6 +130,22 @@ public:
         return now.size();
     }
     size_t gets_in_flight() const { return gets_.size(); }
+    // Bytes of each read in flight, in the order they were issued.
+    std::vector<size_t> get_lengths() const
+    {
+        std::vector<size_t> v;
+        for (const PendingGet &g : gets_)
+            v.push_back(g.len);
+        return v;
+    }
+    // The module offers RDMA writes too (the split rendezvous asks for
+    // one); puts_issued counts them, none completes.
+    void enable_put()
+    {
+        ops_.put = put;
+        module_.caps.flags |= WEFT_BTL_FLAG_PUT;
+    }
+    size_t puts_issued = 0;
     // The fake module and its one endpoint, for tests that change their
     // caps or the endpoint's own eager limit before the first send.
     weft_btl_module_t &module() { return module_; }
@@ -181,6 +197,12 @@ private:
         if (self->get_answer != WEFT_SUCCESS)
             return self->get_answer;
         self->gets_.push_back({local, remote, len, cb, ctx});
+        return WEFT_SUCCESS;
+    }
+    static int put(weft_btl_endpoint_t *ep, const void *, size_t, uint64_t, const void *, size_t, weft_btl_rdma_cb_t,
+                   void *)
+    {
+        ++of(ep->module)->puts_issued;
         return WEFT_SUCCESS;
     }
     static int mem_register(weft_btl_module_t *m, void *addr, size_t len, weft_btl_reg_t *reg)

@@ -219,6 +219,46 @@ TEST_F(Rendezvous, ByReadingTheSendersBuffer)
     EXPECT_EQ(host0.registered_buffers, 0u);
 }
 
+// A large message on its own is moved by both sides (engine_base_rndv_split):
+// the receiver reads the first part and asks the sender (PutReq) to write
+// the rest.
+TEST_F(Rendezvous, ALargeMessageOnItsOwnIsReadInPartAndTheRestAskedFor)
+{
+    host0.enable_get();
+    host1.enable_get();
+    host1.enable_put();
+    start();
+    rank1_takes_the_rts();
+    ASSERT_EQ(host1.get_lengths().size(), 1u);
+    EXPECT_LT(host1.get_lengths()[0], kLarge) << "the receiver reads only the first part";
+    EXPECT_EQ(host1.frames_sent, 1u) << "the PutReq";
+}
+
+// In an exchange (this rank's own rendezvous to the sender in flight, as in
+// MPI_Sendrecv) the sender's core is busy reading our message: the receiver
+// reads the whole message itself and asks for no write.
+TEST_F(Rendezvous, InAnExchangeTheReceiverReadsTheWholeMessage)
+{
+    host0.enable_get();
+    host1.enable_get();
+    host1.enable_put();
+    const std::vector<unsigned char> theirs = pattern(kLarge);
+    weft_request_t back_sh{};   // rank 1's send, left in flight
+    ASSERT_TRUE(e1.isend(theirs.data(), theirs.size(), 0, 9, 0, 0, &back_sh).ok());
+    ASSERT_EQ(host1.frames_sent, 1u) << "rank 1's own Rts";
+    start();
+    rank1_takes_the_rts();
+    ASSERT_EQ(host1.get_lengths(), std::vector<size_t>{kLarge}) << "one read of the whole message";
+    EXPECT_EQ(host1.frames_sent, 1u) << "no PutReq";
+    EXPECT_EQ(host0.puts_issued, 0u);
+    ASSERT_EQ(host1.finish_gets(WEFT_SUCCESS), 1u);
+    ASSERT_TRUE(r->done);
+    EXPECT_EQ(r->status.error, WEFT_SUCCESS);
+    EXPECT_EQ(in, out);
+    ASSERT_TRUE(pump([&] { return s->done; }));
+    EXPECT_EQ(s->status.error, WEFT_SUCCESS);
+}
+
 TEST_F(Rendezvous, TruncatedReadTakesWhatTheBufferHolds)
 {
     host0.enable_get();
