@@ -77,8 +77,8 @@ void Rendezvous::on_data(const wire::Frame &f)
     Incoming *in = data_target(d, f.payload.size(), false);
     if (!in)
         return;
-    weft::cutil::copy_bytes(static_cast<std::byte *>(in->md->desc.start) + in->offset + d.chunk_offset, f.payload.data(),
-                f.payload.size());
+    weft::cutil::copy_bytes(static_cast<std::byte *>(in->md->desc.start) + in->offset + d.chunk_offset,
+                            f.payload.data(), f.payload.size());
     data_landed(in, f.payload.size());
 }
 

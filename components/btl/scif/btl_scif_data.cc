@@ -207,7 +207,8 @@ int ScifModule::stream(ScifEndpoint &ep, sc::Endpoint &s, uint8_t am_id, const s
         for (int p = piece; p < iovcnt; ++p, at = 0) {
             const size_t len = iov[p].iov_len - at;
             if (len > 0)
-                weft::cutil::copy_bytes(rest.data.data() + to, static_cast<const std::byte *>(iov[p].iov_base) + at, len);
+                weft::cutil::copy_bytes(rest.data.data() + to,
+                                        static_cast<const std::byte *>(iov[p].iov_base) + at, len);
             to += len;
         }
         ep.pending_bytes += rest.data.size();

@@ -17,9 +17,9 @@ namespace weft::cutil {
 // (and the kernel for every process_vm_readv), sees the stores alias the
 // loads still to come and crawls. On the 2-vCPU EPYC VM a 64 KiB copy took
 // 21.6 us at those offsets against 1.3 us elsewhere (16 KiB 5.5 against
-// 0.19); a page-aligned user buffer sent through a ring cell whose payload
-// starts 8-24 bytes into a line hits it on every message. Any destination
-// 1-31 bytes ahead counts, whatever the absolute alignment.
+// 0.19). Whether a message hits it depends on the user's buffer and where
+// the copy lands (a ring cell's payload, a collective's scratch), not on
+// either address alone: any destination 1-31 bytes ahead counts.
 inline constexpr size_t kPageAliasFrom = 2048;
 inline bool page_alias_ahead(const void *dst, const void *src)
 {
