@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Collectives on a communicator's collective context (so they never match
 // its point-to-point traffic), built on weft's tagged messages:
-//  - Barrier: dissemination (log p rounds of empty messages);
-//  - Bcast: binomial tree;
+//  - Barrier: dissemination (log p rounds of empty messages), or at few
+//    ranks linear (all to rank 0, which releases them);
+//  - Bcast: binomial tree, or at few ranks and small sizes linear (the
+//    root sends to every rank);
 //  - Reduce: binomial tree, or reduce-scatter + gather for large vectors;
 //  - Allreduce: recursive doubling, or Rabenseifner for large vectors
 //    (non-powers of two fold their extra ranks in first);
@@ -91,8 +93,56 @@ int coll_waitall(std::vector<weft_request_t> &reqs)
     return first;
 }
 
+namespace {
+
+// The root's half of a linear (flat) collective: buf to every other rank,
+// in windows of 32 posted sends.
+int send_to_all(const Comm &c, const void *buf, size_t bytes, int root, int tag)
+{
+    constexpr int kWindow = 32;
+    weft_request_t reqs[kWindow];
+    int first_rc = WEFT_SUCCESS;
+    for (int next = 1; next < c.size && first_rc == WEFT_SUCCESS;) {
+        int n = 0;
+        for (; n < kWindow && next < c.size; ++n, ++next)
+            if (int rc = coll_isend(c, buf, bytes, (root + next) % c.size, tag, &reqs[n], WEFT_SEND_DONE_NULL)) {
+                first_rc = rc;
+                break;
+            }
+        // Every posted send is waited for, also after a failure: they read buf.
+        for (int i = 0; i < n; ++i) {
+            weft_msg_status_t st{};
+            if (int rc = wait_one(&reqs[i], &st); rc != WEFT_SUCCESS && first_rc == WEFT_SUCCESS)
+                first_rc = rc;
+        }
+    }
+    return first_rc;
+}
+
+// Every rank tells rank 0 it has arrived; rank 0, once all have, releases
+// them. Messages between two ranks do not overtake each other, so one tag
+// serves both halves and consecutive barriers.
+int barrier_linear(const Comm &c)
+{
+    if (c.rank != 0) {
+        if (int rc = coll_send(c, nullptr, 0, 0, kTagBarrier))
+            return rc;
+        return coll_recv(c, nullptr, 0, 0, kTagBarrier);
+    }
+    for (int r = 1; r < c.size; ++r)
+        if (int rc = coll_recv(c, nullptr, 0, r, kTagBarrier))
+            return rc;
+    return send_to_all(c, nullptr, 0, 0, kTagBarrier);
+}
+
+} // namespace
+
 int barrier(const Comm &c)
 {
+    const Choice how = choose_barrier(c.size);
+    report_choice("MPI_Barrier", c.rank, c.size, 0, how);
+    if (how.algorithm == Algorithm::Linear)
+        return barrier_linear(c);
     for (int dist = 1; dist < c.size; dist <<= 1) {
         const int to = (c.rank + dist) % c.size;
         const int from = (c.rank - dist + c.size) % c.size;
@@ -208,7 +258,7 @@ int alltoall_small(const Ctx &cx, const void *sendbuf, int sendcount, MPI_Dataty
 // started later (1 MiB: 1.35x MPICH's time posted together, 0.68x one
 // at a time, in two runs on that host).
 constexpr size_t kBcastPostTogetherMax = 64 * 1024;
-int bcast_bytes(const Comm &c, void *buf, size_t bytes, int root, int tag)
+int bcast_binomial(const Comm &c, void *buf, size_t bytes, int root, int tag)
 {
     const int vr = (c.rank - root + c.size) % c.size;
     int mask = 1;
@@ -241,6 +291,15 @@ int bcast_bytes(const Comm &c, void *buf, size_t bytes, int root, int tag)
             first_rc = rc;
     }
     return first_rc;
+}
+
+int bcast_bytes(const Comm &c, void *buf, size_t bytes, int root, int tag)
+{
+    const Choice how = choose_bcast(c.size, bytes);
+    report_choice("MPI_Bcast", c.rank, c.size, bytes, how);
+    if (how.algorithm == Algorithm::Linear)
+        return c.rank == root ? send_to_all(c, buf, bytes, root, tag) : coll_recv(c, buf, bytes, root, tag);
+    return bcast_binomial(c, buf, bytes, root, tag);
 }
 
 } // namespace

@@ -36,7 +36,7 @@ std::string param_text(const char *name)
     return {};
 }
 
-constexpr std::array<std::pair<const char *, Algorithm>, 8> kNames{{
+constexpr std::array<std::pair<const char *, Algorithm>, 10> kNames{{
     {"recursive_doubling", Algorithm::RecursiveDoubling},
     {"rabenseifner", Algorithm::Rabenseifner},
     {"binomial", Algorithm::Binomial},
@@ -45,12 +45,14 @@ constexpr std::array<std::pair<const char *, Algorithm>, 8> kNames{{
     {"ring", Algorithm::Ring},
     {"pairwise", Algorithm::Pairwise},
     {"scattered", Algorithm::Scattered},
+    {"linear", Algorithm::Linear},
+    {"dissemination", Algorithm::Dissemination},
 }};
 
 // What the parameters force (read once: they are fixed from weft_init on).
 struct Forced {
-    bool allreduce = false, reduce = false, allgather = false, alltoall = false;
-    Algorithm allreduce_alg{}, reduce_alg{}, allgather_alg{}, alltoall_alg{};
+    bool allreduce = false, reduce = false, allgather = false, alltoall = false, bcast = false, barrier = false;
+    Algorithm allreduce_alg{}, reduce_alg{}, allgather_alg{}, alltoall_alg{}, bcast_alg{}, barrier_alg{};
     bool verbose = false;
     size_t reduce_segment = 0;   // mpi_coll_reduce_segment_size (0: whole vectors)
     // The ranks sleep while they wait (progress mode block: more ranks
@@ -77,6 +79,8 @@ const Forced &forced()
         read_forced("mpi_coll_reduce_algorithm", &r.reduce, &r.reduce_alg);
         read_forced("mpi_coll_allgather_algorithm", &r.allgather, &r.allgather_alg);
         read_forced("mpi_coll_alltoall_algorithm", &r.alltoall, &r.alltoall_alg);
+        read_forced("mpi_coll_bcast_algorithm", &r.bcast, &r.bcast_alg);
+        read_forced("mpi_coll_barrier_algorithm", &r.barrier, &r.barrier_alg);
         const std::string v = param_text("mpi_coll_verbose");
         r.verbose = v == "true" || v == "1";
         r.reduce_segment = std::strtoull(param_text("mpi_coll_reduce_segment_size").c_str(), nullptr, 10);
@@ -146,12 +150,11 @@ Choice choose_allgather(int ranks, size_t bytes)
             return {Algorithm::Bruck, "recursive doubling forced, but the size is not a power of two"};
         return {f.allgather_alg, "forced by its parameter"};
     }
-    // Measured at 8 ranks on 2 cores (block): recursive doubling and Bruck
-    // had median calls of 0.4-20 ms at 64 B-16 KiB where the ring's were
-    // 0.1-0.3 ms; a round whose partner is asleep costs a wake-up, and a
-    // ring wakes the one neighbour that is next.
-    if (f.ranks_sleep)
-        return {Algorithm::Ring, "ranks sleep while they wait (more ranks than cores): each step wakes one neighbour"};
+    // Where ranks share cores (block) the same rules hold since a waiting
+    // rank yields its core 256 times before it sleeps: on the 2-vCPU VM,
+    // 1 B-64 KiB per rank, the ring took 1.3-2.1x recursive doubling's
+    // time at 4 and 8 ranks, and 1.0-1.6x Bruck's at 6. (When a wait went
+    // straight to sleep the ring, which wakes one neighbour a step, won.)
     if (power_of_two(ranks) && bytes <= kAllgatherDoublingMaxBytes)
         return {Algorithm::RecursiveDoubling, "power of two, small or medium: log p messages, no local copies"};
     if (bytes < kAllgatherBruckMaxBytes)
@@ -164,11 +167,38 @@ Choice choose_alltoall(int ranks, size_t block_bytes)
     const Forced &f = forced();
     if (f.alltoall)
         return {f.alltoall_alg, "forced by its parameter"};
+    // Ranks that share cores: every exchange posted at once lets whichever
+    // rank has a core move all of its blocks; Bruck's and the pairwise
+    // rounds each wait for one partner to get its core. On the 2-vCPU VM,
+    // 1 B-64 KiB blocks: 0.83-1.0x Bruck's time at small blocks and
+    // 0.25-0.5x from 4 KiB, 0.3-0.7x pairwise's, at 4, 6 and 8 ranks.
+    if (f.ranks_sleep && block_bytes <= kAlltoallScatterMaxBlock)
+        return {Algorithm::Scattered, "ranks share cores: exchanges posted at once progress whoever has a core"};
     if (ranks >= kAlltoallBruckMinRanks && block_bytes <= kAlltoallBruckMaxBlock)
         return {Algorithm::Bruck, "small blocks: log p messages of p/2 blocks instead of p-1 of one"};
-    if (ranks >= kAlltoallBruckMinRanks && block_bytes <= kAlltoallScatterMaxBlock && !f.ranks_sleep)
+    if (ranks >= kAlltoallBruckMinRanks && block_bytes <= kAlltoallScatterMaxBlock)
         return {Algorithm::Scattered, "medium blocks: the p-1 exchanges, posted at once, overlap"};
     return {Algorithm::Pairwise, "large blocks (or few ranks): one exchange at a time, each block moves once"};
+}
+
+Choice choose_bcast(int ranks, size_t bytes)
+{
+    const Forced &f = forced();
+    if (f.bcast)
+        return {f.bcast_alg, "forced by its parameter"};
+    if (ranks <= kBcastLinearMaxRanks && bytes <= kBcastLinearMaxBytes)
+        return {Algorithm::Linear, "small, few ranks: one hop, the root's few eager sends cost less than a second"};
+    return {Algorithm::Binomial, "log p hops, no rank sends more than log p times"};
+}
+
+Choice choose_barrier(int ranks)
+{
+    const Forced &f = forced();
+    if (f.barrier)
+        return {f.barrier_alg, "forced by its parameter"};
+    if (ranks > 2 && ranks <= kBarrierLinearMaxRanks)
+        return {Algorithm::Linear, "3-4 ranks: as many hops as dissemination, and only rank 0 waits twice"};
+    return {Algorithm::Dissemination, "log p rounds of empty messages"};
 }
 
 void report_choice(const char *collective, int rank, int ranks, size_t bytes, const Choice &c)

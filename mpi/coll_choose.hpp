@@ -14,12 +14,14 @@ namespace weft::mpi::coll {
 enum class Algorithm {
     RecursiveDoubling,     // allreduce, allgather (powers of two)
     Rabenseifner,          // allreduce: reduce-scatter by halving + allgather by doubling
-    Binomial,              // reduce
+    Binomial,              // reduce, bcast
     ReduceScatterGather,   // reduce: reduce-scatter by halving + binomial gather
     Bruck,                 // allgather, alltoall
     Ring,                  // allgather
     Pairwise,              // alltoall
     Scattered,             // alltoall: every exchange posted at once
+    Linear,                // bcast: the root sends to every other rank itself; barrier: all to rank 0 and back
+    Dissemination,         // barrier: log p rounds, each rank to rank + 2^k
 };
 const char *algorithm_name(Algorithm a);
 
@@ -70,6 +72,27 @@ inline constexpr size_t kAlltoallScatterMaxBlock = 256 * 1024;
 // Peers posted at once (MPICH's bblock 32): at larger p, windows of this many.
 inline constexpr int kAlltoallScatterWindow = 32;
 
+// Bcast: the binomial tree reaches the last rank after log p hops, each a
+// receive and a send on the rank in between; sent by the root to every
+// rank (linear), it arrives after one hop and p-1 sends at the root. Small
+// messages at few ranks: the root's p-1 eager sends cost less than a hop.
+// Where ranks share cores a hop also waits for the rank in between to get
+// its core: 4 ranks on the 2-vCPU VM, 1-byte osu_bcast, binomial's last
+// rank waited 2.9-3.0 us where the others waited 0.15-0.9.
+inline constexpr int kBcastLinearMaxRanks = 4;
+inline constexpr size_t kBcastLinearMaxBytes = 4 * 1024;
+
+// Barrier: dissemination takes log p rounds in which every rank sends and
+// waits; linear gathers at rank 0 and releases (2 hops, rank 0 handling
+// p-1 messages each way). At 3-4 ranks both are 2 hops, and in the linear
+// one only rank 0 waits more than once: ranks that share cores give the
+// core away fewer times. 4 ranks on the 2-vCPU VM, osu_barrier in 6
+// alternated jobs: medians 2.18-2.58 us with dissemination, 1.89-2.53
+// (most 1.9-2.0) linear, Open MPI vader 1.96-2.12 (its default there is
+// linear too). Rank 0 also leaves first, so a collective rooted there
+// that follows starts at once (osu_bcast 1 B: 1.0 -> 0.14 us).
+inline constexpr int kBarrierLinearMaxRanks = 4;
+
 // ranks: the communicator's size; bytes: the reduced vector (allreduce,
 // reduce), the gathered vector (allgather) or one block (alltoall);
 // elements: the vector's basic elements (the halving algorithms split it
@@ -81,6 +104,8 @@ Choice choose_reduce(int ranks, size_t bytes, size_t elements, bool commutative)
 size_t reduce_segment_bytes();
 Choice choose_allgather(int ranks, size_t bytes);
 Choice choose_alltoall(int ranks, size_t block_bytes);
+Choice choose_bcast(int ranks, size_t bytes);
+Choice choose_barrier(int ranks);
 
 // With mpi_coll_verbose: says on stderr (once per collective, algorithm
 // and reason, at the communicator's rank 0: every member chooses the same)

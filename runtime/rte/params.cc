@@ -101,6 +101,16 @@ std::vector<params::Definition> param_definitions()
                        "rounds of half the data each), 'pairwise' (p-1 rounds of one block), "
                        "'scattered' (the p-1 exchanges posted at once, in windows of 32 peers).",
                        {"auto", "bruck", "pairwise", "scattered"}));
+    out.push_back(coll("bcast_algorithm",
+                       "Algorithm of MPI_Bcast: 'auto', 'binomial' (a tree: log p hops, each rank "
+                       "sends at most log p times), 'linear' (the root sends to every rank itself: "
+                       "one hop, p-1 sends at the root).",
+                       {"auto", "binomial", "linear"}));
+    out.push_back(coll("barrier_algorithm",
+                       "Algorithm of MPI_Barrier: 'auto', 'dissemination' (log p rounds, each rank "
+                       "to the one 2^k after it), 'linear' (every rank to rank 0, which then "
+                       "releases them).",
+                       {"auto", "dissemination", "linear"}));
     auto segment = def("reduce_segment_size", params::Type::Size, "256k", WEFT_LEVEL_TUNER_DETAIL,
                        "MPI_Reduce's binomial tree sends vectors longer than this in segments of "
                        "about this size, each reduced as it arrives while the next is on its way "

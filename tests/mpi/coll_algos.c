@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* coll_algos: every algorithm of the blocking reductions, allgather and
- * alltoall against a serial reference, at any size (coll_algos.sh runs it
+/* coll_algos: every algorithm of the blocking reductions, allgather,
+ * alltoall, bcast and barrier against a serial reference (the barrier:
+ * nobody leaves it before the last rank has entered), at any size (coll_algos.sh runs it
  * at 1, 2, 3, 4, 5, 7 and 8 ranks with each algorithm forced by its
  * mpi_coll_*_algorithm parameter). Counts: 0, 1, a few, not divisible by
  * the size, and past the size thresholds; MPI_IN_PLACE; every root; a
@@ -208,10 +209,65 @@ static void alltoalls(int count)
     free(out);
 }
 
+static int bval(int root, int i) { return root * 7919 + i * 3 + 1; }
+
+static void bcasts(int count)
+{
+    const int p = mtest_size, me = mtest_rank;
+    int *buf = malloc(sizeof(int) * (size_t)(count + 1));
+    for (int root = 0; root < p; ++root) {
+        for (int i = 0; i < count; ++i)
+            buf[i] = me == root ? bval(root, i) : -1;
+        MPI_Bcast(buf, count, MPI_INT, root, MPI_COMM_WORLD);
+        for (int i = 0; i < count; ++i)
+            if (buf[i] != bval(root, i)) {
+                CHECK(0, "Bcast count %d root %d: element %d is %d, want %d", count, root, i, buf[i], bval(root, i));
+                break;
+            }
+    }
+    free(buf);
+}
+
+/* Each rank in turn is the last to enter: the others tell it they are
+ * about to enter ("before"), enter, and once out tell it so ("after"). The
+ * late rank waits for every "before", then probes a while for an "after":
+ * one that arrives before the late rank has entered means a rank left the
+ * barrier early. */
+enum { kTagBefore = 901, kTagAfter = 902 };
+static void barriers(void)
+{
+    const int p = mtest_size, me = mtest_rank;
+    for (int late = 0; late < p; ++late) {
+        int token = me;
+        if (me != late) {
+            MPI_Send(&token, 1, MPI_INT, late, kTagBefore, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Send(&token, 1, MPI_INT, late, kTagAfter, MPI_COMM_WORLD);
+            continue;
+        }
+        for (int r = 0; r < p - 1; ++r)
+            MPI_Recv(&token, 1, MPI_INT, MPI_ANY_SOURCE, kTagBefore, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int probe = 0; probe < 2000; ++probe) {
+            int early = 0;
+            MPI_Status st;
+            MPI_Iprobe(MPI_ANY_SOURCE, kTagAfter, MPI_COMM_WORLD, &early, &st);
+            if (early) {
+                CHECK(0, "Barrier: rank %d left it before rank %d (the last) entered", st.MPI_SOURCE, late);
+                break;
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int r = 0; r < p - 1; ++r)
+            MPI_Recv(&token, 1, MPI_INT, MPI_ANY_SOURCE, kTagAfter, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
+    barriers();
     for (int k = 0; k < NCOUNTS; ++k) {
+        bcasts(kCounts[k]);
         reductions(kCounts[k]);
         noncommutative(kCounts[k]);
         gathers(kCounts[k]);

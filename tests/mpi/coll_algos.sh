@@ -55,15 +55,20 @@ for np in $np_list; do
     # Chosen by size (ranks that yield rather than sleep: the halving
     # algorithms need 4 ranks and ranks awake), and by how ranks wait.
     if [ "$np" -ge 4 ]; then halving="rabenseifner"; rsg="reduce_scatter_gather"; a2a="scattered \(medium"; else halving="recursive_doubling \(fewer than 4"; rsg="binomial \(fewer than 4"; a2a="pairwise"; fi
-    run auto "$np" "WEFT_MCA_rte_base_progress=yield" "MPI_Allreduce of [0-9]+ bytes on $np ranks: $halving|MPI_Allreduce of 4 bytes on $np ranks: recursive_doubling|MPI_Reduce of [0-9]+ bytes on $np ranks: $rsg|MPI_Alltoall of [0-9]+ bytes on $np ranks: $a2a"
-    [ "$np" -ge 4 ] && run asleep "$np" "WEFT_MCA_rte_base_progress=block" "MPI_Allreduce of 20012 bytes on $np ranks: recursive_doubling \(ranks sleep|MPI_Allgather .*: ring \(ranks sleep"
-    run trees "$np" "WEFT_MCA_mpi_coll_allreduce_algorithm=recursive_doubling WEFT_MCA_mpi_coll_reduce_algorithm=binomial WEFT_MCA_mpi_coll_allgather_algorithm=bruck WEFT_MCA_mpi_coll_alltoall_algorithm=bruck" \
-        "MPI_Allreduce .*: recursive_doubling \(forced|MPI_Reduce .*: binomial \(forced|MPI_Allgather .*: bruck \(forced|MPI_Alltoall .*: bruck \(forced"
+    # Barrier: linear at 3-4 ranks; bcast: linear up to 4 ranks for small
+    # messages; else dissemination and the binomial tree.
+    case $np in 3 | 4) barrier_auto="linear" ;; *) barrier_auto="dissemination" ;; esac
+    if [ "$np" -le 4 ]; then bcast_small="linear"; else bcast_small="binomial"; fi
+    run auto "$np" "WEFT_MCA_rte_base_progress=yield" "MPI_Barrier of 0 bytes on $np ranks: $barrier_auto|MPI_Bcast of 4 bytes on $np ranks: $bcast_small|MPI_Bcast of [0-9]+ bytes on $np ranks: binomial|MPI_Allreduce of [0-9]+ bytes on $np ranks: $halving|MPI_Allreduce of 4 bytes on $np ranks: recursive_doubling|MPI_Reduce of [0-9]+ bytes on $np ranks: $rsg|MPI_Alltoall of [0-9]+ bytes on $np ranks: $a2a"
+    if pow2 "$np"; then ag_auto="recursive_doubling \(power of two"; else ag_auto="bruck \(small"; fi
+    [ "$np" -ge 4 ] && run asleep "$np" "WEFT_MCA_rte_base_progress=block" "MPI_Allreduce of 20012 bytes on $np ranks: recursive_doubling \(ranks sleep|MPI_Allgather of [0-9]+ bytes on $np ranks: $ag_auto|MPI_Alltoall .*: scattered \(ranks share cores"
+    run trees "$np" "WEFT_MCA_mpi_coll_allreduce_algorithm=recursive_doubling WEFT_MCA_mpi_coll_reduce_algorithm=binomial WEFT_MCA_mpi_coll_allgather_algorithm=bruck WEFT_MCA_mpi_coll_alltoall_algorithm=bruck WEFT_MCA_mpi_coll_barrier_algorithm=dissemination WEFT_MCA_mpi_coll_bcast_algorithm=binomial" \
+        "MPI_Barrier .*: dissemination \(forced|MPI_Bcast .*: binomial \(forced|MPI_Allreduce .*: recursive_doubling \(forced|MPI_Reduce .*: binomial \(forced|MPI_Allgather .*: bruck \(forced|MPI_Alltoall .*: bruck \(forced"
     if pow2 "$np"; then doubling="recursive_doubling \(forced"; else doubling="bruck \(recursive doubling forced"; fi
     run halving "$np" "WEFT_MCA_mpi_coll_allreduce_algorithm=rabenseifner WEFT_MCA_mpi_coll_reduce_algorithm=reduce_scatter_gather WEFT_MCA_mpi_coll_allgather_algorithm=recursive_doubling WEFT_MCA_mpi_coll_alltoall_algorithm=pairwise" \
         "MPI_Allreduce .*: rabenseifner \(forced|MPI_Reduce .*: reduce_scatter_gather \(forced|MPI_Allgather .*: $doubling|MPI_Alltoall .*: pairwise \(forced"
-    run ring "$np" "WEFT_MCA_mpi_coll_allgather_algorithm=ring WEFT_MCA_mpi_coll_alltoall_algorithm=scattered" \
-        "MPI_Allgather .*: ring \(forced|MPI_Alltoall .*: scattered \(forced"
+    run ring "$np" "WEFT_MCA_mpi_coll_allgather_algorithm=ring WEFT_MCA_mpi_coll_alltoall_algorithm=scattered WEFT_MCA_mpi_coll_barrier_algorithm=linear WEFT_MCA_mpi_coll_bcast_algorithm=linear" \
+        "MPI_Allgather .*: ring \(forced|MPI_Alltoall .*: scattered \(forced|MPI_Barrier .*: linear \(forced|MPI_Bcast .*: linear \(forced"
     # The binomial reduce pipelined in 64-byte segments: hundreds of them
     # at the larger counts, two in flight per child, every root.
     [ "$np" -ge 2 ] && run segments "$np" "WEFT_MCA_mpi_coll_reduce_algorithm=binomial WEFT_MCA_mpi_coll_reduce_segment_size=64" \
