@@ -188,6 +188,8 @@ Choice choose_bcast(int ranks, size_t bytes)
         return {f.bcast_alg, "forced by its parameter"};
     if (ranks <= kBcastLinearMaxRanks && bytes <= kBcastLinearMaxBytes)
         return {Algorithm::Linear, "small, few ranks: one hop, the root's few eager sends cost less than a second"};
+    if (f.ranks_sleep && bytes <= kBcastLinearSharedMaxBytes)
+        return {Algorithm::Linear, "ranks share cores: a hop through a rank waits for it to get a core"};
     return {Algorithm::Binomial, "log p hops, no rank sends more than log p times"};
 }
 

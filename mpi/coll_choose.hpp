@@ -81,6 +81,10 @@ inline constexpr int kAlltoallScatterWindow = 32;
 // rank waited 2.9-3.0 us where the others waited 0.15-0.9.
 inline constexpr int kBcastLinearMaxRanks = 4;
 inline constexpr size_t kBcastLinearMaxBytes = 4 * 1024;
+// Where ranks share cores (progress mode block) linear wins at larger sizes
+// and more ranks too: on the 2-vCPU VM, 4 KiB-256 KiB, it took 0.44-0.87x
+// binomial's time at 4 ranks and 0.29-0.82x at 8 (2 alternated jobs).
+inline constexpr size_t kBcastLinearSharedMaxBytes = 256 * 1024;
 
 // Barrier: dissemination takes log p rounds in which every rank sends and
 // waits; linear gathers at rank 0 and releases (2 hops, rank 0 handling
