@@ -184,7 +184,10 @@ Dense dense_arrays(Comm &c, const Datatype &t, int count, const void *input, voi
 // or recursive doubling where coll_choose says so; kNotDense when the
 // layout is not one array or the ring was chosen (the caller's).
 constexpr int kNotDense = 1;
-int allgather_dense(Comm &c, void *recvbuf, const int counts[], const int displs[], const Datatype &t)
+// own: this rank's block in the caller's send buffer, not yet in recvbuf
+// (null: recvbuf has it); copied there on every path but kNotDense.
+int allgather_dense(Comm &c, void *recvbuf, const int counts[], const int displs[], const Datatype &t,
+                    const std::byte *own)
 {
     const int p = c.size;
     if (!t.dense || p == 1)
@@ -201,11 +204,13 @@ int allgather_dense(Comm &c, void *recvbuf, const int counts[], const int displs
     const Choice how = choose_allgather(p, off[p]);
     report_choice("MPI_Allgather", c.rank, p, off[p], how);
     std::byte *base = at(recvbuf, displs[0], t) + t.data_offset;
-    switch (how.algorithm) {
-    case Algorithm::Bruck: return allgather_bruck(c, base, off, c.scratch.get(off[p]));
-    case Algorithm::RecursiveDoubling: return allgather_recursive_doubling(c, base, off);
-    default: return kNotDense;
-    }
+    if (how.algorithm == Algorithm::RecursiveDoubling)
+        return allgather_recursive_doubling(c, base, off, own);
+    if (how.algorithm != Algorithm::Bruck)
+        return kNotDense;   // the ring, the caller's
+    if (own)
+        std::memcpy(base + off[c.rank], own, off[c.rank + 1] - off[c.rank]);
+    return allgather_bruck(c, base, off, c.scratch.get(off[p]));
 }
 
 // Alltoall where both sides are one dense array of equal blocks, by the
@@ -590,10 +595,19 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     if ((rc = check_counts(cx, recvcounts, displs, "recv")))
         return rc;
     const int p = c->size, me = c->rank;
-    if (!in_place)
+    // This rank's block straight from a contiguous send buffer of the same
+    // bytes: the dense algorithms copy it into place themselves (recursive
+    // doubling while its first exchange is in flight).
+    const std::byte *own = nullptr;
+    if (!in_place && st->contiguous(sendcount) && rt->contiguous(recvcounts[me]) &&
+        st->size * static_cast<size_t>(sendcount) == rt->size * static_cast<size_t>(recvcounts[me]))
+        own = static_cast<const std::byte *>(sendbuf) + st->data_offset;
+    else if (!in_place)
         copy_typed(sendbuf, sendcount, *st, at(recvbuf, displs[me], *rt), recvcounts[me], *rt);
-    if (int wrc = allgather_dense(*c, recvbuf, recvcounts, displs, *rt); wrc != kNotDense)
+    if (int wrc = allgather_dense(*c, recvbuf, recvcounts, displs, *rt, own); wrc != kNotDense)
         return wrc ? fail(cx, wrc) : MPI_SUCCESS;
+    if (own)
+        copy_typed(sendbuf, sendcount, *st, at(recvbuf, displs[me], *rt), recvcounts[me], *rt);
     // Ring: in step s, pass block (me - s) right and take block (me - s - 1)
     // from the left.
     const int right = (me + 1) % p, left = (me - 1 + p) % p;

@@ -53,7 +53,10 @@ int reduce_scatter_gather(const Comm &c, const Vec &v, const std::byte *input, s
 // this rank's block is in place. Bruck needs off[p] bytes of work;
 // recursive doubling needs a power-of-two size.
 int allgather_bruck(const Comm &c, std::byte *buf, const std::vector<size_t> &off, std::byte *work);
-int allgather_recursive_doubling(const Comm &c, std::byte *buf, const std::vector<size_t> &off);
+// own: this rank's block where the caller's send buffer holds it, not yet
+// copied into buf (null: buf has it).
+int allgather_recursive_doubling(const Comm &c, std::byte *buf, const std::vector<size_t> &off,
+                                 const std::byte *own = nullptr);
 
 // Alltoall of p blocks of block bytes each; work: alltoall_bruck_work(p,
 // block) bytes. Bruck's send may be recv (in place); the scattered

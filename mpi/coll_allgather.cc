@@ -37,12 +37,35 @@ int allgather_bruck(const Comm &c, std::byte *buf, const std::vector<size_t> &of
     return WEFT_SUCCESS;
 }
 
-int allgather_recursive_doubling(const Comm &c, std::byte *buf, const std::vector<size_t> &off)
+int allgather_recursive_doubling(const Comm &c, std::byte *buf, const std::vector<size_t> &off, const std::byte *own)
 {
     const int p = c.size, me = c.rank;
     for (int mask = 1; mask < p; mask <<= 1) {
         const int peer = me ^ mask;
         const int mine = me & ~(mask - 1), theirs = peer & ~(mask - 1);
+        if (mask == 1 && own) {
+            // This rank's block goes out of the send buffer and is copied
+            // into buf while the exchange is in flight. Sent out of buf it
+            // would leave from lines the copy just dirtied in this core's
+            // cache, which the peer's single-copy read then pulls across
+            // (2 ranks on the VM, 64 KiB blocks: 13.8 us a call against
+            // Open MPI's 5.3, which sends from the send buffer).
+            const size_t mine_bytes = off[me + 1] - off[me];
+            weft_request_t rr = WEFT_REQUEST_NULL, sr = WEFT_REQUEST_NULL;
+            if (int rc = coll_irecv(c, buf + off[peer], off[peer + 1] - off[peer], peer, kTagAllgather, &rr))
+                return rc;
+            if (int rc = coll_isend(c, own, mine_bytes, peer, kTagAllgather, &sr, WEFT_SEND_DONE_NULL)) {
+                weft_request_free(&rr);
+                return rc;
+            }
+            std::memcpy(buf + off[me], own, mine_bytes);
+            weft_msg_status_t st{};
+            const int src = wait_one(&sr, &st);
+            const int rrc = wait_one(&rr, &st);
+            if (src != WEFT_SUCCESS || rrc != WEFT_SUCCESS)
+                return src != WEFT_SUCCESS ? src : rrc;
+            continue;
+        }
         if (int rc = coll_sendrecv(c, buf + off[mine], off[mine + mask] - off[mine], peer, buf + off[theirs],
                                    off[theirs + mask] - off[theirs], peer, kTagAllgather))
             return rc;
