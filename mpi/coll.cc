@@ -42,7 +42,11 @@ int coll_isend(const Comm &c, const void *buf, size_t bytes, int to, int tag, we
 
 int coll_irecv(const Comm &c, void *buf, size_t bytes, int from, int tag, weft_request_t *r)
 {
-    return weft_irecv_ctx(buf, bytes, c.to_world(from), tag, c.coll_context(), r);
+    // A reduction combines what it receives at once: the receiver's core
+    // copies it all (WEFT_RECV_READ_AT_ONCE), so it is in this core's cache.
+    const bool combined_at_once = tag == kTagReduce || tag == kTagAllreduce;
+    return weft_irecv_flags(buf, bytes, c.to_world(from), tag, c.coll_context(),
+                            combined_at_once ? WEFT_RECV_READ_AT_ONCE : 0u, r);
 }
 
 int coll_send(const Comm &c, const void *buf, size_t bytes, int to, int tag)

@@ -103,8 +103,9 @@ public:
     // instructions a call, callgrind).
     int isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, unsigned flags,
               weft_request_t *req, Status *error);
+    // flags: WEFT_RECV_READ_AT_ONCE or 0.
     int irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *req,
-              Status *error);
+              Status *error, unsigned flags = 0);
     // The same, with the Status returned (the engine's own callers, tests).
     Status isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, unsigned flags,
                  weft_request_t *req)

@@ -280,6 +280,18 @@ int weft_irecv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t
     return e->irecv(buf, len, source, tag, context, req, nullptr);
 }
 
+int weft_irecv_flags(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, unsigned flags,
+                     weft_request_t *req)
+{
+    ENGINE_OR_RETURN("weft_irecv_flags");
+    if (bad_context("weft_irecv_flags", context, &rc_))
+        return rc_;
+    if (flags & ~WEFT_RECV_READ_AT_ONCE)
+        return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_irecv_flags: unknown flags " + std::to_string(flags) +
+                                                       " (only WEFT_RECV_READ_AT_ONCE is defined)"));
+    return e->irecv(buf, len, source, tag, context, req, nullptr, flags);
+}
+
 int weft_recv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_msg_status_t *status)
 {
     ENGINE_OR_RETURN("weft_recv_ctx");

@@ -75,6 +75,7 @@ struct Request {
     bool posted = false;                   // in the posted-receive list
     bool orphaned = false;                 // its handle was freed before it completed
     bool landing = false;                  // matched; a module places its data (Engine::place_tagged)
+    bool reads_at_once = false;            // WEFT_RECV_READ_AT_ONCE: its rendezvous is not split
     weft_msg_status_t status{};
     Md *md = nullptr;                      // a matched receive's MD while data moves
     void *buf = nullptr;                   // receive buffer and what it matches
@@ -89,7 +90,7 @@ struct Request {
     void reset()
     {
         handle = 0;
-        done = is_recv = posted = orphaned = landing = false;
+        done = is_recv = posted = orphaned = landing = reads_at_once = false;
         status = weft_msg_status_t{};
         md = nullptr;
         buf = nullptr;

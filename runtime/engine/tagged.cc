@@ -214,13 +214,14 @@ bool Engine::take_arrived(Request *r)
 }
 
 int Engine::irecv(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *out,
-                  Status *error)
+                  Status *error, unsigned flags)
 {
     if (!out || !recv_args_ok(buf, len, source, tag)) [[unlikely]]
         return irecv_refused(buf, len, source, tag, out, error);
     uint64_t rh;
     Request *r = requests_.alloc(&rh);
     *out = reinterpret_cast<weft_request_t>(rh);
+    r->reads_at_once = (flags & WEFT_RECV_READ_AT_ONCE) != 0;   // before a match can start a rendezvous
     start_recv(r, buf, len, source, tag, context);
     return WEFT_SUCCESS;
 }

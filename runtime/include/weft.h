@@ -331,6 +331,14 @@ int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint
                    weft_request_t *req);
 int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);
 int weft_irecv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_request_t *req);
+/* weft_irecv_flags flag: the caller reads the data as soon as the receive
+ * completes (a reduction combines it at once). This process's core then
+ * copies all of a large message itself, so the data lands in its cache,
+ * instead of having the sender's core write part of it (engine_base_rndv_split),
+ * which is faster for data nobody reads soon. */
+#define WEFT_RECV_READ_AT_ONCE 0x1u
+int weft_irecv_flags(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, unsigned flags,
+                     weft_request_t *req);
 int weft_recv_ctx(void *buf, size_t len, uint32_t source, int32_t tag, uint32_t context, weft_msg_status_t *status);
 int weft_iprobe_ctx(uint32_t source, int32_t tag, uint32_t context, int *flag, weft_msg_status_t *status);
 

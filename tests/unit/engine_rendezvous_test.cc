@@ -259,6 +259,30 @@ TEST_F(Rendezvous, InAnExchangeTheReceiverReadsTheWholeMessage)
     EXPECT_EQ(s->status.error, WEFT_SUCCESS);
 }
 
+// A receive whose data is read at once (WEFT_RECV_READ_AT_ONCE: a
+// reduction) is copied whole by the receiver, so it lands in its cache.
+TEST_F(Rendezvous, AReceiveReadAtOnceReadsTheWholeMessage)
+{
+    host0.enable_get();
+    host1.enable_get();
+    host1.enable_put();
+    in.assign(kLarge, 0);
+    weft::Status error;
+    ASSERT_EQ(e1.irecv(in.data(), in.size(), 0, 9, 0, &rh, &error, WEFT_RECV_READ_AT_ONCE), WEFT_SUCCESS);
+    ASSERT_TRUE(e0.isend(out.data(), out.size(), 1, 9, 0, 0, &sh).ok());
+    r = e1.request(rh);
+    s = e0.request(sh);
+    rank1_takes_the_rts();
+    ASSERT_EQ(host1.get_lengths(), std::vector<size_t>{kLarge}) << "one read of the whole message";
+    EXPECT_EQ(host1.frames_sent, 0u) << "no PutReq";
+    ASSERT_EQ(host1.finish_gets(WEFT_SUCCESS), 1u);
+    ASSERT_TRUE(r->done);
+    EXPECT_EQ(r->status.error, WEFT_SUCCESS);
+    EXPECT_EQ(in, out);
+    ASSERT_TRUE(pump([&] { return s->done; }));
+    EXPECT_EQ(s->status.error, WEFT_SUCCESS);
+}
+
 TEST_F(Rendezvous, TruncatedReadTakesWhatTheBufferHolds)
 {
     host0.enable_get();

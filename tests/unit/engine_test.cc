@@ -118,6 +118,15 @@ TEST_F(Engine, ContextsKeepTrafficApartAndSyncSendsWaitForTheMatch)
     EXPECT_EQ(weft_send_ctx(&x, sizeof x, 0, 3, 1), WEFT_ERR_BAD_PARAM);
     EXPECT_NE(std::string(weft_error_message()).find("reserved"), std::string::npos);
     EXPECT_EQ(weft_isend_ctx(&x, sizeof x, 0, 3, a, 0x80, &r), WEFT_ERR_BAD_PARAM);
+    // weft_irecv_flags: a receive like weft_irecv_ctx's; unknown flags and
+    // the engine's contexts are refused.
+    ASSERT_EQ(weft_send_ctx(&x, sizeof x, 0, 4, b), WEFT_SUCCESS);
+    ASSERT_EQ(weft_irecv_flags(&got, sizeof got, 0, 4, b, WEFT_RECV_READ_AT_ONCE, &r), WEFT_SUCCESS);
+    ASSERT_EQ(weft_wait(&r, &st), WEFT_SUCCESS);
+    EXPECT_EQ(got, 1);
+    EXPECT_EQ(weft_irecv_flags(&got, sizeof got, 0, 4, b, 0x80, &r), WEFT_ERR_BAD_PARAM);
+    EXPECT_NE(std::string(weft_error_message()).find("unknown flags"), std::string::npos);
+    EXPECT_EQ(weft_irecv_flags(&got, sizeof got, 0, 4, 1, 0, &r), WEFT_ERR_BAD_PARAM);
 }
 
 TEST_F(Engine, SendsCompleteAtOnceLeaveNoRequestWithDoneNull)
@@ -743,7 +752,7 @@ TEST(EngineRequest, ResetRestoresEveryInitialValue)
     // a field added to one and not the other would leak from a previous use.
     weft::engine::Request fresh, used;
     used.handle = 7;
-    used.done = used.is_recv = used.posted = used.orphaned = used.landing = true;
+    used.done = used.is_recv = used.posted = used.orphaned = used.landing = used.reads_at_once = true;
     used.status = weft_msg_status_t{3, 4, 5, 6};
     used.md = reinterpret_cast<weft::engine::Md *>(&used);
     used.buf = &used;
@@ -758,6 +767,7 @@ TEST(EngineRequest, ResetRestoresEveryInitialValue)
     EXPECT_EQ(used.posted, fresh.posted);
     EXPECT_EQ(used.orphaned, fresh.orphaned);
     EXPECT_EQ(used.landing, fresh.landing);
+    EXPECT_EQ(used.reads_at_once, fresh.reads_at_once);
     EXPECT_EQ(used.status.source, fresh.status.source);
     EXPECT_EQ(used.status.tag, fresh.status.tag);
     EXPECT_EQ(used.status.count, fresh.status.count);
