@@ -57,7 +57,8 @@ struct Forced {
     size_t reduce_segment = 0;   // mpi_coll_reduce_segment_size (0: whole vectors)
     // The ranks sleep while they wait (progress mode block: more ranks
     // than cores on the node): a round can cost a wake-up, milliseconds on
-    // a loaded host, and dwarfs the bytes a halving algorithm saves.
+    // a loaded host, and dwarfs the bytes a halving algorithm saves. Only
+    // in a job on one node (see forced()).
     bool ranks_sleep = false;
 };
 
@@ -86,7 +87,11 @@ const Forced &forced()
         r.reduce_segment = std::strtoull(param_text("mpi_coll_reduce_segment_size").c_str(), nullptr, 10);
         weft_job_info_t job{};
         job.size = sizeof job;
-        r.ranks_sleep = weft_job_info(&job) == WEFT_SUCCESS && std::strcmp(job.progress_mode, "block") == 0;
+        // Every member of a collective must choose alike, and the mode is
+        // decided per node (its ranks against its cores): on several nodes
+        // one may sleep and another not, so only a one-node job counts it.
+        r.ranks_sleep = weft_job_info(&job) == WEFT_SUCCESS && std::strcmp(job.progress_mode, "block") == 0 &&
+                        job.num_nodes == 1;
         return r;
     }();
     return f;
