@@ -417,7 +417,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype th, 
                         ? reduce_scatter_gather(*c, v, d.input, d.result, d.work, root)
                     : segment > 0 && v.bytes() > segment
                         ? reduce_binomial_segmented(*c, v, d.input, d.result, d.work, root, segment, &pipelined)
-                        : reduce_binomial(*c, v, d.input, d.result, d.work, root);
+                        : reduce_binomial(*c, v, d.input, d.result, d.work, root, how.far_first);
     if (pipelined)
         report_choice("MPI_Reduce", c->rank, c->size, v.bytes(),
                       {Algorithm::Binomial, "pipelined in segments of mpi_coll_reduce_segment_size"});

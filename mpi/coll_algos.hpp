@@ -36,7 +36,10 @@ struct Vec {
 int allreduce_recursive_doubling(const Comm &c, const Vec &v, const std::byte *input, std::byte *result,
                                  std::byte *work);
 int allreduce_rabenseifner(const Comm &c, const Vec &v, const std::byte *input, std::byte *result, std::byte *work);
-int reduce_binomial(const Comm &c, const Vec &v, const std::byte *input, std::byte *result, std::byte *work, int root);
+// far_first: the tree that pairs ranks p/2 apart first and neighbours
+// last (else neighbours first).
+int reduce_binomial(const Comm &c, const Vec &v, const std::byte *input, std::byte *result, std::byte *work, int root,
+                    bool far_first = false);
 // The same tree, pipelined: the vector goes up in segments of about
 // segment_bytes, each combined as it arrives while the next is on its way,
 // so a child's data is reduced while it is still in cache and every level

@@ -139,7 +139,12 @@ Choice choose_allreduce(int ranks, size_t bytes, size_t elements, bool commutati
 Choice choose_reduce(int ranks, size_t bytes, size_t elements, bool commutative)
 {
     const Forced &f = forced();
-    return choose_halving(ranks, bytes, elements, commutative, f.reduce, f.reduce_alg, Algorithm::Binomial);
+    const Choice c = choose_halving(ranks, bytes, elements, commutative, f.reduce, f.reduce_alg, Algorithm::Binomial);
+    if (c.algorithm == Algorithm::Binomial && commutative && !f.reduce && f.ranks_sleep && ranks > 2 &&
+        bytes <= kReduceFarFirstMaxBytes)
+        return {Algorithm::Binomial, "ranks share cores, small vector: ranks p/2 apart (one core) first, neighbours last",
+                true};
+    return c;
 }
 
 size_t reduce_segment_bytes()

@@ -12,10 +12,32 @@
 
 namespace weft::mpi::coll {
 
-int reduce_binomial(const Comm &c, const Vec &v, const std::byte *input, std::byte *result, std::byte *work, int root)
+int reduce_binomial(const Comm &c, const Vec &v, const std::byte *input, std::byte *result, std::byte *work, int root,
+                    bool far_first)
 {
     const int p = c.size, vr = (c.rank - root + p) % p;
     const std::byte *mine = input;   // this subtree's data so far
+    if (far_first) {
+        // Round m (from the largest power of two below p down to 1): the
+        // ranks still in, [0, 2m), pair up at distance m, the upper one
+        // sending.
+        int m = 1;
+        while (m * 2 < p)
+            m <<= 1;
+        for (; m >= 1; m >>= 1) {
+            if (vr >= m)
+                return coll_send(c, mine, v.bytes(), (vr - m + root) % p, kTagReduce);
+            if (vr + m < p) {
+                if (int rc = coll_recv(c, work, v.bytes(), (vr + m + root) % p, kTagReduce))
+                    return rc;
+                v.combine(mine, work, result);
+                mine = result;
+            }
+        }
+        if (mine != result)
+            std::memcpy(result, mine, v.bytes());
+        return WEFT_SUCCESS;
+    }
     for (int mask = 1; mask < p; mask <<= 1) {
         if (vr & mask)
             return coll_send(c, mine, v.bytes(), ((vr - mask) + root) % p, kTagReduce);
