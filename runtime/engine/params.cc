@@ -60,7 +60,10 @@ std::vector<params::Definition> param_definitions()
                       "and write the peer's memory, are moved by both sides at once: the target reads "
                       "the first half while the sender writes the second (two cores copying instead of "
                       "one). Not in an exchange, where the target has a rendezvous of its own to the "
-                      "sender in flight: the sender's core is busy reading it. 0 disables it."));
+                      "sender in flight: the sender's core is busy reading it; not for a receive whose "
+                      "data is read at once (WEFT_RECV_READ_AT_ONCE: the MPI reductions), which the "
+                      "target's own copy puts in its cache; and not where ranks share cores (progress "
+                      "mode yield or block). 0 disables it."));
     out.push_back(def("finalize_timeout", params::Type::Double, "10", WEFT_LEVEL_TUNER_DETAIL,
                       "Seconds weft_finalize waits for this process's unfinished operations before "
                       "giving up with an error naming them."));

@@ -283,6 +283,25 @@ TEST_F(Rendezvous, AReceiveReadAtOnceReadsTheWholeMessage)
     EXPECT_EQ(s->status.error, WEFT_SUCCESS);
 }
 
+// Ranks that share cores (a progress mode other than busy): the sender's
+// core belongs to another rank too, so the receiver reads it all.
+TEST_F(Rendezvous, RanksThatShareCoresReadTheWholeMessage)
+{
+    host0.enable_get();
+    host1.enable_get();
+    host1.enable_put();
+    host1.progress().set_mode(weft::rt::ProgressMode::Yield, "test: ranks share cores");
+    start();
+    rank1_takes_the_rts();
+    ASSERT_EQ(host1.get_lengths(), std::vector<size_t>{kLarge}) << "one read of the whole message";
+    EXPECT_EQ(host1.frames_sent, 0u) << "no PutReq";
+    ASSERT_EQ(host1.finish_gets(WEFT_SUCCESS), 1u);
+    ASSERT_TRUE(r->done);
+    EXPECT_EQ(in, out);
+    ASSERT_TRUE(pump([&] { return s->done; }));
+    EXPECT_EQ(s->status.error, WEFT_SUCCESS);
+}
+
 TEST_F(Rendezvous, TruncatedReadTakesWhatTheBufferHolds)
 {
     host0.enable_get();
