@@ -464,8 +464,26 @@ int ScifModule::progress()
     // sweep is the safety net. An idle poll then costs no scan.
     if (events > 0 || rounds_ % 64 == 0)
         reap();
+    if (populating_ && events == 0 && delivered == 0) [[unlikely]]
+        populate_some();
     in_progress_ = false;
     return events + delivered;
+}
+
+// One chunk of one new connection's receive ring, in a round with nothing
+// else to do: 32 KiB (8 pages) is a few microseconds, so a message that
+// lands meanwhile waits little, and 2 MiB take 64 idle rounds.
+void ScifModule::populate_some()
+{
+    constexpr size_t kChunk = 32 * 1024;
+    for (auto &e : endpoints_) {
+        sc::Endpoint *s = e->epd >= 0 ? sc::lookup(e->epd) : nullptr;
+        if (s && s->state == sc::State::connected && s->populate_at < s->populate_end) {
+            sc::populate_receive_ring_step(*s, kChunk);
+            return;
+        }
+    }
+    populating_ = false;
 }
 
 void ScifModule::watch(int epd)

@@ -129,6 +129,9 @@ public:
     uint64_t fence_marks = 0;
     uint32_t ring_cells = 0;             // per direction, once connected
     bool receive_ring_cold = false;      // accepted without commit_on_accept
+    // The receive ring's pages not yet faulted in (a host of one NUMA
+    // node: populate_receive_ring_step() does it a chunk at a time).
+    std::byte *populate_at = nullptr, *populate_end = nullptr;
     // Listening endpoints: what they accept, and the connections whose
     // connect_req has not arrived yet (see AcceptPolicy).
     AcceptPolicy accept_policy;
@@ -191,6 +194,9 @@ int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out,
 // accept left it cold (AcceptPolicy::commit_on_accept off). Call it before
 // the connector may send more than its first message.
 void commit_receive_ring(Endpoint &ep);
+// Faults in the next max_bytes of the receive ring's pages (without
+// changing them: the peer may be writing); true while some remain.
+bool populate_receive_ring_step(Endpoint &ep, size_t max_bytes);
 
 // ---- descriptors from a peer ------------------------------------------------
 // A memfd of exactly len bytes, sealed against shrinking, growing and more
