@@ -99,10 +99,14 @@ struct ScifConfig {
     // cheap_single_copy_from a message the runtime sends while no other
     // rendezvous to the peer is in flight takes the single copy
     // (weft_btl_endpoint_t.single_copy_from). On its own at 16 KiB the
-    // single copy also halved a 16-rank alltoall (67 against 131 us).
+    // single copy also halved a 16-rank alltoall (67 against 131 us). It
+    // starts past 4 KiB: on a second EPYC VM whose call costs 0.45 us, an
+    // 8 KiB osu_latency took 1.95-2.07 us through the ring and 1.56-1.59
+    // by single copy (Open MPI vader, which single-copies past 4 KiB,
+    // 1.53-1.82), with osu_bw and osu_bibw at 4-32 KiB within 5%.
     double cheap_single_copy_us = 1.25;
     size_t cheap_single_copy_eager = 16 * 1024;
-    size_t cheap_single_copy_from = 8 * 1024;
+    size_t cheap_single_copy_from = 4 * 1024;
     double single_copy_call_us = 0;   // measured (or set); 0: no single copy
     // Messages longer than stream_from go through the ring as fragments of
     // stream_fragment bytes, each published as soon as it is written, so the

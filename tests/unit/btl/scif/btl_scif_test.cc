@@ -582,11 +582,11 @@ TEST(BtlScifEagerLimits, IfRoomOffLeavesTheRendezvousPast32K)
 
 // Where the call is cheap (0.6-0.8 us on the 16-core KVM host), the single
 // copy beat the ring past 16 KiB: the endpoints ask for 16 KiB and offer no
-// streaming past it, whatever btl_scif_eager_if_room says; from 8 KiB a
+// streaming past it, whatever btl_scif_eager_if_room says; past 4 KiB a
 // message on its own takes the single copy too (single_copy_from).
 TEST(BtlScifEagerLimits, CheapSingleCopyConnectionsTakeTheRendezvousPast16K)
 {
-    std::string r = eager_limits_with({"WEFT_MCA_btl_scif_single_copy_call_us=0.3"}, 16384, 0, 8192);
+    std::string r = eager_limits_with({"WEFT_MCA_btl_scif_single_copy_call_us=0.3"}, 16384, 0, 4096);
     if (r.starts_with("skip: "))
         GTEST_SKIP() << r;
     EXPECT_TRUE(r.empty()) << r;
@@ -600,7 +600,7 @@ TEST(BtlScifEagerLimits, SingleCopyConnectionsGetOneOfTheTwoEagerPolicies)
     std::string dear = eager_limits_with({}, 32768, kRingLimit);
     if (dear.starts_with("skip: "))
         GTEST_SKIP() << dear;
-    std::string cheap = dear.empty() ? "" : eager_limits_with({}, 16384, 0, 8192);
+    std::string cheap = dear.empty() ? "" : eager_limits_with({}, 16384, 0, 4096);
     EXPECT_TRUE(dear.empty() || cheap.empty()) << "dear: " << dear << "; cheap: " << cheap;
 }
 
