@@ -102,7 +102,15 @@ bool Peers::connect_now(PeerTraffic &ps)
     const size_t frame_max = caps.max_send > sizeof(wire::Put) ? caps.max_send - sizeof(wire::Put) : SIZE_MAX;
     ps.eager_limit = std::min(ps.eager_limit, frame_max);
     ps.eager_if_room = std::min(eager_if_room_for(ps.ep, eager_limit_cap_, ps.eager_limit), frame_max);
-    ps.single_copy_from = single_copy_from_for(ps.ep, eager_limit_cap_, ps.eager_limit);
+    // Where ranks share cores (progress mode yield or block) a message on
+    // its own stays eager up to the eager limit: the single copy's
+    // handshake waits for the receiver to get a core and answer, where an
+    // eager message is done once written. 4 ranks on 2 vCPUs with the
+    // single copy from 4 KiB: osu_bcast of 8 KiB 3.37 us against 0.85 at
+    // 4 KiB, osu_alltoall 13.9 against 5.1.
+    ps.single_copy_from = host_.progress().effective_mode() == rt::ProgressMode::Busy
+                              ? single_copy_from_for(ps.ep, eager_limit_cap_, ps.eager_limit)
+                              : 0;
     ps.direct_max = ps.single_copy_from ? ps.single_copy_from : ps.eager_limit;
     ps.inline_max = (WEFT_BTL_HAS_OP(ps.ep->module, sendi) && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
     ps.counters->eager_limit = ps.eager_limit;

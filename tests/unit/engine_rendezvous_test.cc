@@ -569,6 +569,19 @@ TEST_F(EndpointEagerLimit, PastSingleCopyFromALoneMessageTakesTheSingleCopyAndAW
     EXPECT_EQ(limit_of(0), kModuleLimit) << "the eager limit stays the module's";
 }
 
+// Where ranks share cores (progress mode yield or block) a lone message
+// stays eager up to the eager limit: the single copy's handshake would wait
+// for the receiver to get a core.
+TEST_F(EndpointEagerLimit, RanksThatShareCoresSendALoneMessageEagerly)
+{
+    single_copy_from = kEndpointLimit;
+    host0.progress().set_mode(weft::rt::ProgressMode::Block, "test: ranks share cores");
+    make(0, 0, true);
+    ASSERT_TRUE(transfer(0, kMid));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 1u);
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 0u);
+}
+
 // engine_base_eager_limit set by the user overrides single_copy_from, as
 // it does the endpoint's eager limit.
 TEST_F(EndpointEagerLimit, TheUsersEngineLimitOverridesSingleCopyFrom)
