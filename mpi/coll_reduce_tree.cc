@@ -17,32 +17,16 @@ int reduce_binomial(const Comm &c, const Vec &v, const std::byte *input, std::by
 {
     const int p = c.size, vr = (c.rank - root + p) % p;
     const std::byte *mine = input;   // this subtree's data so far
-    if (far_first) {
-        // Round m (from the largest power of two below p down to 1): the
-        // ranks still in, [0, 2m), pair up at distance m, the upper one
-        // sending.
-        int m = 1;
-        while (m * 2 < p)
-            m <<= 1;
-        for (; m >= 1; m >>= 1) {
-            if (vr >= m)
-                return coll_send(c, mine, v.bytes(), (vr - m + root) % p, kTagReduce);
-            if (vr + m < p) {
-                if (int rc = coll_recv(c, work, v.bytes(), (vr + m + root) % p, kTagReduce))
-                    return rc;
-                v.combine(mine, work, result);
-                mine = result;
-            }
-        }
-        if (mine != result)
-            std::memcpy(result, mine, v.bytes());
-        return WEFT_SUCCESS;
-    }
-    for (int mask = 1; mask < p; mask <<= 1) {
-        if (vr & mask)
-            return coll_send(c, mine, v.bytes(), ((vr - mask) + root) % p, kTagReduce);
-        if (vr + mask < p) {
-            if (int rc = coll_recv(c, work, v.bytes(), (vr + mask + root) % p, kTagReduce))
+    // Round by round at distance d: neighbours first (d = 1, 2, 4...: a
+    // rank with bit d set sends to rank - d), or far first (d from the
+    // largest power of two below p down to 1: of the ranks still in,
+    // [0, 2d), the upper half sends to rank - d).
+    const int far = floor_power_of_two(std::max(p - 1, 1));
+    for (int d = far_first ? far : 1; far_first ? d >= 1 : d < p; d = far_first ? d >> 1 : d << 1) {
+        if (far_first ? vr >= d : (vr & d) != 0)
+            return coll_send(c, mine, v.bytes(), (vr - d + root) % p, kTagReduce);
+        if (vr + d < p) {
+            if (int rc = coll_recv(c, work, v.bytes(), (vr + d + root) % p, kTagReduce))
                 return rc;
             // The lower virtual ranks' data first; the first child's
             // combine reads the input where it is (no copy into result).

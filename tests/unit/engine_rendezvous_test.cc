@@ -41,6 +41,20 @@ protected:
     }
     // One pass of rank 1: it handles the Rts (matching the receive).
     void rank1_takes_the_rts() { host1.progress().progress(); }
+    // After rank1_takes_the_rts: rank 1 read the whole message in one get
+    // and sent no PutReq (frames: what rank 1 had sent before, its own
+    // Rts in an exchange); both ends then complete with the bytes intact.
+    void rank1_read_it_whole(size_t frames)
+    {
+        ASSERT_EQ(host1.get_lengths(), std::vector<size_t>{kLarge}) << "one read of the whole message";
+        EXPECT_EQ(host1.frames_sent, frames) << "no PutReq";
+        ASSERT_EQ(host1.finish_gets(WEFT_SUCCESS), 1u);
+        ASSERT_TRUE(r->done);
+        EXPECT_EQ(r->status.error, WEFT_SUCCESS);
+        EXPECT_EQ(in, out);
+        ASSERT_TRUE(pump([&] { return s->done; }));
+        EXPECT_EQ(s->status.error, WEFT_SUCCESS);
+    }
 
     const std::vector<unsigned char> out = pattern(kLarge);
     std::vector<unsigned char> in;
@@ -248,15 +262,8 @@ TEST_F(Rendezvous, InAnExchangeTheReceiverReadsTheWholeMessage)
     ASSERT_EQ(host1.frames_sent, 1u) << "rank 1's own Rts";
     start();
     rank1_takes_the_rts();
-    ASSERT_EQ(host1.get_lengths(), std::vector<size_t>{kLarge}) << "one read of the whole message";
-    EXPECT_EQ(host1.frames_sent, 1u) << "no PutReq";
     EXPECT_EQ(host0.puts_issued, 0u);
-    ASSERT_EQ(host1.finish_gets(WEFT_SUCCESS), 1u);
-    ASSERT_TRUE(r->done);
-    EXPECT_EQ(r->status.error, WEFT_SUCCESS);
-    EXPECT_EQ(in, out);
-    ASSERT_TRUE(pump([&] { return s->done; }));
-    EXPECT_EQ(s->status.error, WEFT_SUCCESS);
+    rank1_read_it_whole(1);
 }
 
 // A receive whose data is read at once (WEFT_RECV_READ_AT_ONCE: a
@@ -273,14 +280,7 @@ TEST_F(Rendezvous, AReceiveReadAtOnceReadsTheWholeMessage)
     r = e1.request(rh);
     s = e0.request(sh);
     rank1_takes_the_rts();
-    ASSERT_EQ(host1.get_lengths(), std::vector<size_t>{kLarge}) << "one read of the whole message";
-    EXPECT_EQ(host1.frames_sent, 0u) << "no PutReq";
-    ASSERT_EQ(host1.finish_gets(WEFT_SUCCESS), 1u);
-    ASSERT_TRUE(r->done);
-    EXPECT_EQ(r->status.error, WEFT_SUCCESS);
-    EXPECT_EQ(in, out);
-    ASSERT_TRUE(pump([&] { return s->done; }));
-    EXPECT_EQ(s->status.error, WEFT_SUCCESS);
+    rank1_read_it_whole(0);
 }
 
 // Ranks that share cores (a progress mode other than busy): the sender's
@@ -293,13 +293,7 @@ TEST_F(Rendezvous, RanksThatShareCoresReadTheWholeMessage)
     host1.progress().set_mode(weft::rt::ProgressMode::Yield, "test: ranks share cores");
     start();
     rank1_takes_the_rts();
-    ASSERT_EQ(host1.get_lengths(), std::vector<size_t>{kLarge}) << "one read of the whole message";
-    EXPECT_EQ(host1.frames_sent, 0u) << "no PutReq";
-    ASSERT_EQ(host1.finish_gets(WEFT_SUCCESS), 1u);
-    ASSERT_TRUE(r->done);
-    EXPECT_EQ(in, out);
-    ASSERT_TRUE(pump([&] { return s->done; }));
-    EXPECT_EQ(s->status.error, WEFT_SUCCESS);
+    rank1_read_it_whole(0);
 }
 
 TEST_F(Rendezvous, TruncatedReadTakesWhatTheBufferHolds)
