@@ -152,7 +152,8 @@ TEST(ScifRing, RoomForSeveralChunksCountsThePadBackToCellZero)
 }
 
 // A small chunk, once published, claims the kClaimAheadCells cells after it
-// for writing, each cell once; a large one claims nothing; and no claim
+// for writing, each cell once; a mid-sized one claims its own cells before
+// the copy but none after it; a large one claims nothing; and no claim
 // reaches a cell that still holds a chunk the consumer has not read (a
 // claim pulls the line away from the consumer's cache, so that would slow
 // the consumer down).
@@ -168,10 +169,14 @@ TEST(ScifRing, ASmallChunkClaimsTheNextCellsButNeverUnreadOnes)
     EXPECT_EQ(r.producer.claimed(), 3u + kClaimAheadCells);
     const uint64_t before = r.producer.claimed();
     ASSERT_TRUE(r.send(3, (kClaimMaxChunkCells + 8) * kCell));   // past the small sizes
-    EXPECT_EQ(r.producer.claimed(), before) << "a large chunk is left to the copy";
+    EXPECT_GT(before, 3u) << "the claims so far reach past the third chunk's first cell";
+    EXPECT_EQ(r.producer.claimed(), r.producer.position()) << "a mid-sized chunk claims its own cells only";
+    const uint64_t own = r.producer.claimed();
+    ASSERT_TRUE(r.send(4, (kClaimOwnMaxCells + 8) * kCell - kChunkHeader));   // 72 cells
+    EXPECT_EQ(r.producer.claimed(), own) << "a large chunk is left to the copy";
     uint64_t got = 0;
     size_t off = 0;
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 4; ++i)
         ASSERT_TRUE(r.take(&got, &off));
     // Now fill the ring with nothing read: the claims stop at the cells the
     // consumer has yet to read, head + 256.
