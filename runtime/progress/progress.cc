@@ -93,8 +93,13 @@ int ProgressEngine::progress()
         s.countdown = s.every;
         s.due = false;
         int n = s.fn(s.ctx);
-        if (n > 0)
+        if (n > 0) {
             events += n;
+            // A rarely polled source that found work (a connection
+            // accepted) is polled again on the next pass: what follows it
+            // (the peer's hello) must not wait another `every` passes.
+            s.countdown = 1;
+        }
     }
     return events;
 }

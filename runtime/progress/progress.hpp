@@ -67,7 +67,9 @@ public:
     // every: poll the source on one pass in `every` (1: each pass). A
     // transport that carries no traffic yet but must notice incoming
     // connections is polled rarely, so its system calls stay off the
-    // latency of the transports in use.
+    // latency of the transports in use. A rarely polled source whose poll
+    // reports events is polled again on the next pass (and so on while it
+    // keeps reporting them).
     // prepare: called before each blocking wait (btl prepare_wait), or null.
     void add(PollFn fn, void *ctx, int fd, unsigned every = 1, PrepareFn prepare = nullptr);
     void set_every(PollFn fn, void *ctx, unsigned every);

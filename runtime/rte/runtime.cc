@@ -105,7 +105,12 @@ Status Runtime::setup()
             fd = ProgressEngine::kNoWake;   // nothing arrives from elsewhere
         // Modules that wait on descriptors poll with a system call:
         // rarely until they carry a connected peer (note_in_use).
-        progress_.add(poll_module, om.module, fd, fd >= 0 ? kColdPollEvery : 1,
+        const bool cold = fd >= 0;
+        if (cold)
+            cold_modules_.push_back(om.module);
+        // A process alone in its job never gets a first contact.
+        const unsigned every = pmix_.size() > 1 ? kColdPollEveryAtStart : kColdPollEvery;
+        progress_.add(poll_module, om.module, fd, cold ? every : 1,
                       WEFT_BTL_HAS_OP(om.module, prepare_wait) ? prepare_module : nullptr);
     }
     if (!pmix_.singleton())
@@ -367,6 +372,14 @@ void *Runtime::up_accepted(void *ctx, weft_btl_endpoint_t *ep)
 void Runtime::note_in_use(weft_btl_module_t *m)
 {
     progress_.set_every(poll_module, m, 1);
+    if (any_in_use_)
+        return;
+    // From now on a message's latency is at stake: the modules still
+    // without a peer go to their rare polls.
+    any_in_use_ = true;
+    for (weft_btl_module_t *c : cold_modules_)
+        if (c != m)
+            progress_.set_every(poll_module, c, kColdPollEvery);
 }
 
 Status Runtime::finalize()

@@ -99,6 +99,16 @@ private:
     // of waiting; a blocking wait polls a source whose descriptor woke it
     // at once.
     static constexpr unsigned kColdPollEvery = 16384;
+    // The same before any module carries a peer: nothing's latency is at
+    // stake yet, and the job's first contacts wait for these polls. A
+    // connection's first round trip took 0.5-1.6 ms, of which 300-450 us
+    // was the acceptor's wait for its cold poll to see the connect (2
+    // ranks on the 2-vCPU VM, about 27 ns a pass); 256 passes are about 7 us.
+    static constexpr unsigned kColdPollEveryAtStart = 256;
+    // Modules polled rarely (a descriptor to wait on, no peer yet) and
+    // whether any module carries a peer yet (note_in_use).
+    std::vector<weft_btl_module_t *> cold_modules_;
+    bool any_in_use_ = false;
     // PMIx failure events: a busy pass is well under a microsecond, so a
     // death is still seen within microseconds; a sleeping runtime polls
     // them when their descriptor fires.

@@ -76,6 +76,22 @@ TEST(ProgressEngine, PollsEverySourceAndCountsEvents)
     EXPECT_EQ(b.polls, 1);
 }
 
+TEST(ProgressEngine, ARarelyPolledSourceThatFoundWorkIsPolledOnTheNextPass)
+{
+    // A cold module's poll that accepted a connection: the peer's hello
+    // follows at once and must not wait for the next of its rare polls.
+    ProgressEngine pe;
+    Counter cold;
+    cold.fire_at = 1;
+    pe.add(count_poll, &cold, -1, 1u << 30);
+    EXPECT_EQ(pe.progress(), 1);   // the first pass polls every source: work
+    EXPECT_EQ(pe.progress(), 0);   // polled again: nothing this time
+    EXPECT_EQ(cold.polls, 2);
+    for (int i = 0; i < 100; ++i)
+        pe.progress();
+    EXPECT_EQ(cold.polls, 2) << "a poll that found nothing sends the source back to its rare polls";
+}
+
 TEST(ProgressEngine, WaitReturnsWhenDoneAndTimesOutOtherwise)
 {
     ProgressEngine pe;

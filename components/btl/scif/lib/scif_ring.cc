@@ -2,6 +2,7 @@
 #include "scif_ring.hpp"
 
 #include <algorithm>
+#include <new>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -43,8 +44,10 @@ RingProducer::RingProducer(RingShared *ring)
                                   kMaxChunkLen)),
       plain_cells_(ring->cells >= 4 * kHotCells ? kHotCells : ring->cells),
       prefetchw_(cpu_has_prefetchw()),
-      written_(ring->cells, 0)   // a fresh ring is zeroed
+      written_(static_cast<uint32_t *>(std::calloc(ring->cells, sizeof(uint32_t))))   // a fresh ring is zeroed
 {
+    if (!written_)
+        throw std::bad_alloc();   // the endpoint's callers turn it into ENOMEM (no_throw)
 }
 
 void RingProducer::pad_to_end()
