@@ -138,6 +138,12 @@ void ProgressEngine::idle_step(int idle_passes, bool may_sleep)
         // spin 64 more passes, 77 us over btl/tcp).
         if (idle_passes < kSpinBeforeYield)
             return;
+        if (idle_passes == kSpinBeforeYield)
+            hinted_ = yield_hint_ && yield_hint_(yield_hint_ctx_);
+        if (hinted_) {
+            yield();
+            return;
+        }
         if (idle_passes == kSpinBeforeYield) {
             // At the shortest spin (ranks that share a core), seven waits
             // in eight yield at once, as spinning on only delays the peer;
@@ -181,6 +187,11 @@ void ProgressEngine::waited()
 {
     if (effective_mode() != ProgressMode::Busy)
         return;
+    if (hinted_) {   // it yielded because it was told to: no sample
+        hinted_ = false;
+        spun_out_ = false;
+        return;
+    }
     // A wait that yielded needed the core if one of its first few yields
     // handed the core to what it waited for (the peer on this core ran and
     // answered). One that went on through more yields was waiting for

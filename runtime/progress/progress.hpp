@@ -73,6 +73,20 @@ public:
     // prepare: called before each blocking wait (btl prepare_wait), or null.
     void add(PollFn fn, void *ctx, int fd, unsigned every = 1, PrepareFn prepare = nullptr);
     void set_every(PollFn fn, void *ctx, unsigned every);
+    // Asked once per busy wait, when its first kSpinBeforeYield idle passes
+    // are through: true makes the rest of that wait yield on every idle
+    // pass instead of spinning first (up to kMaxBusySpin, which is where
+    // the spin starts). The runtime says so while a connection's handshake
+    // is under way: the other side, and the launcher's PMIx server it may
+    // be asking about us, may need this core, and a woken thread queued
+    // behind a spinning rank waited for a scheduler tick (1 ms on the VM).
+    // Such a wait teaches the spin nothing.
+    using HintFn = bool (*)(void *ctx);
+    void set_yield_hint(HintFn fn, void *ctx)
+    {
+        yield_hint_ = fn;
+        yield_hint_ctx_ = ctx;
+    }
     // Removes a source (its owner goes away before the engine does).
     void remove(PollFn fn, void *ctx);
     // The mode and the one-line reason for it (shown at info verbosity).
@@ -212,6 +226,9 @@ private:
     std::chrono::nanoseconds busy_spin_ = kMaxBusySpin;
     std::chrono::steady_clock::time_point spin_since_{};   // this busy wait's clock start
     bool spun_out_ = false;                                 // this busy wait yields now
+    HintFn yield_hint_ = nullptr;                           // set_yield_hint
+    void *yield_hint_ctx_ = nullptr;
+    bool hinted_ = false;                                   // this busy wait yields at once (the hint)
     unsigned long yields_at_spin_out_ = 0;                  // yields_ when it began to
     unsigned short_waits_ = 0;                              // waits begun at the shortest spin
 };

@@ -67,9 +67,9 @@ Result<Peer *> Endpoints::resolve(uint32_t rank)
     }
     p.choice = choose(p.peer_class, cands, btl_.required());
     p.endpoints.assign(p.choice.chosen.size(), nullptr);
-    p.state = PeerState::Resolved;
+    set_state(p, PeerState::Resolved);
     if (!p.choice.reachable()) {
-        p.state = PeerState::Failed;
+        set_state(p, PeerState::Failed);
         p.failure = unreachable(p).message();
     }
     log_class_choice(p);
@@ -117,7 +117,7 @@ Status Endpoints::start(uint32_t rank)
         return Status(WEFT_ERR_UNREACHABLE, p.failure);
     if (p.state != PeerState::Resolved)
         return Status::success();
-    p.state = PeerState::Connecting;
+    set_state(p, PeerState::Connecting);
     p.connect_started = std::chrono::steady_clock::now();
     for (size_t k = 0; k < p.choice.chosen.size(); ++k) {
         if (p.endpoints[k])
@@ -135,7 +135,7 @@ Status Endpoints::start(uint32_t rank)
         weft_btl_endpoint_t *ep = nullptr;
         int rc = om.component->start_connect(om.module, &wp, &ep);
         if (rc != WEFT_SUCCESS || !ep) {
-            p.state = PeerState::Failed;
+            set_state(p, PeerState::Failed);
             p.failure = "btl/" + std::string(om.module->name) + ": cannot start connecting to rank " +
                         std::to_string(rank) + " on " + p.hostname + ": " + weft_status_string(rc);
             count_failure(p);   // never usable: failed_fn_ is for peers that were
@@ -179,7 +179,7 @@ void Endpoints::on_state(weft_btl_endpoint_t *ep, weft_btl_ep_state_t state, int
         return;
     if (state == WEFT_BTL_EP_FAILED || state == WEFT_BTL_EP_CLOSED) {
         if (p->state != PeerState::Failed) {
-            p->state = PeerState::Failed;
+            set_state(*p, PeerState::Failed);
             p->failure = "btl/" + std::string(ep->module->name) + ": connection to rank " +
                          std::to_string(p->rank) + " on " + p->hostname +
                          (state == WEFT_BTL_EP_CLOSED ? " closed" : " failed") + ": " +
@@ -210,7 +210,7 @@ void *Endpoints::on_accepted(weft_btl_endpoint_t *ep)
         if (btl_.modules()[p.choice.chosen[k]].module == ep->module && !p.endpoints[k]) {
             p.endpoints[k] = ep;
             if (p.state == PeerState::Resolved)
-                p.state = PeerState::Connecting;
+                set_state(p, PeerState::Connecting);
             // An accepted endpoint is usually connected already, and its
             // module owes no state upcall for it: the peer may be complete.
             if (p.state == PeerState::Connecting) {
@@ -237,7 +237,7 @@ void Endpoints::fail(uint32_t rank, const std::string &why)
         p = r.value();
     }
     const bool was_failed = p->state == PeerState::Failed;
-    p->state = PeerState::Failed;
+    set_state(*p, PeerState::Failed);
     p->failure = why;
     if (!was_failed)
         notify_failed(*p);
@@ -262,9 +262,15 @@ void Endpoints::count_failure(const Peer &p)
     std::snprintf(c.failure, sizeof c.failure, "%s", p.failure.c_str());
 }
 
+void Endpoints::set_state(Peer &p, PeerState s)
+{
+    connecting_ += (s == PeerState::Connecting) - (p.state == PeerState::Connecting);
+    p.state = s;
+}
+
 void Endpoints::set_connected(Peer &p)
 {
-    p.state = PeerState::Connected;
+    set_state(p, PeerState::Connected);
     if (!counters_ || p.rank >= counters_->header().job_size)
         return;
     weft_peer_counters_t &c = counters_->peer(p.rank);

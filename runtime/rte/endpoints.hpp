@@ -82,6 +82,8 @@ public:
     void set_counters(engine::CounterPage *page) { counters_ = page; }
     // The peer's state, for the engine's fast path; null if never resolved.
     Peer *peer(uint32_t rank) const { return find(rank); }
+    // Peers whose connection is under way (Connecting).
+    size_t connecting() const { return connecting_; }
 
 private:
     Peer *find(uint32_t rank) const;
@@ -99,6 +101,9 @@ private:
     void *connecting_ctx_ = nullptr;
     void notify_failed(const Peer &p);
     void count_failure(const Peer &p);
+    // Every change of a peer's state goes here (it keeps connecting_).
+    void set_state(Peer &p, PeerState s);
+    size_t connecting_ = 0;
     // p is Connected now: counted with its connect time and primary module.
     void set_connected(Peer &p);
     engine::CounterPage *counters_ = nullptr;

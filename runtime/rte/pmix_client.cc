@@ -354,8 +354,16 @@ Result<std::vector<std::byte>> PmixClient::get(uint32_t rank, const std::string 
             return Status(WEFT_ERR_NOT_FOUND, "runtime: no modex value " + key);
         return it->second;
     }
-    if (rank != rank_)
+    if (rank != rank_) {
         fetched_.insert(rank);
+        if (auto it = published_.find(rank); it != published_.end()) {
+            auto v = it->second.find(key);
+            if (v == it->second.end())
+                return Status(WEFT_ERR_NOT_FOUND, "runtime: rank " + std::to_string(rank) +
+                                                      " published no modex value " + key);
+            return v->second;
+        }
+    }
     pmix_proc_t p = proc_of(nspace_, rank);
     pmix_value_t *val = nullptr;
     pmix_status_t rc = PMIx_Get(&p, key.c_str(), nullptr, 0, &val);
@@ -375,7 +383,37 @@ Result<std::vector<std::byte>> PmixClient::get(uint32_t rank, const std::string 
                                               std::to_string(rank) + " is not a byte object");
     }
     PMIX_VALUE_RELEASE(val);
+    // That get brought the rank's values here (PMIx fetches a rank's
+    // values together): keep them all, for the keys asked next.
+    if (rank != rank_)
+        keep_published(rank, key, out);
     return out;
+}
+
+void PmixClient::keep_published(uint32_t rank, const std::string &key, const std::vector<std::byte> &value)
+{
+    pmix_proc_t p = proc_of(nspace_, rank);
+    pmix_value_t *val = nullptr;
+    if (PMIx_Get(&p, nullptr, nullptr, 0, &val) != PMIX_SUCCESS || !val)
+        return;   // this PMIx cannot list a rank's values: each get asks
+    std::map<std::string, std::vector<std::byte>, std::less<>> all;
+    if (val->type == PMIX_DATA_ARRAY && val->data.darray && val->data.darray->type == PMIX_INFO &&
+        val->data.darray->array) {
+        const auto *info = static_cast<const pmix_info_t *>(val->data.darray->array);
+        for (size_t i = 0; i < val->data.darray->size; ++i) {
+            const pmix_value_t &v = info[i].value;
+            if (v.type != PMIX_BYTE_OBJECT)
+                continue;   // the server's own facts about the rank; get() reads byte objects
+            const auto *b = reinterpret_cast<const std::byte *>(v.data.bo.bytes);
+            std::string k(info[i].key, strnlen(info[i].key, PMIX_MAX_KEYLEN));
+            all[std::move(k)].assign(b, b ? b + v.data.bo.size : b);
+        }
+    }
+    PMIX_VALUE_RELEASE(val);
+    // Kept only if the list holds what the get just returned: a PMIx that
+    // lists only some of a rank's values must not make the rest look absent.
+    if (auto it = all.find(key); it != all.end() && it->second == value)
+        published_[rank] = std::move(all);
 }
 
 void PmixClient::abort(int status, const std::string &message)

@@ -94,6 +94,17 @@ private:
     std::map<uint32_t, uint32_t> node_ids_;           // cache of node_id_of
     std::map<std::string, std::vector<std::byte>> singleton_store_;
     std::set<uint32_t> fetched_;                      // ranks get() asked for
+    // Every value a peer published, by rank, listed by one PMIx_Get of a
+    // null key after get()'s first successful get for that rank (which
+    // brought them all from the server). Each PMIx_Get is a round trip to
+    // PMIx's own thread: a connection's first contact asked for a card per
+    // module on both sides, and an ask that found that thread's core busy
+    // waited up to a scheduler tick (1 ms). Complete once taken: weft
+    // publishes everything before its one commit (at the modex).
+    std::map<uint32_t, std::map<std::string, std::vector<std::byte>, std::less<>>> published_;
+    // Lists rank's values into published_[rank], if the list holds key
+    // with value (what the get just returned); else keeps nothing.
+    void keep_published(uint32_t rank, const std::string &key, const std::vector<std::byte> &value);
     size_t event_handler_ = 0;
     bool event_registered_ = false;
 

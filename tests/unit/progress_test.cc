@@ -126,6 +126,28 @@ TEST(ProgressEngine, BusyYieldsOnlyAfterALongIdleSpin)
     EXPECT_EQ(pe.yields(), before);
 }
 
+// While the runtime's hint says so (a handshake under way), a busy wait
+// yields from its 64th idle pass on, however long its spin; such a wait
+// leaves the spin as it was; without the hint the spin holds again.
+TEST(ProgressEngine, AHintedBusyWaitYieldsAtOnceAndTeachesTheSpinNothing)
+{
+    ProgressEngine pe;
+    Counter c;
+    pe.add(count_poll, &c, -1);
+    bool hint = true;
+    pe.set_yield_hint([](void *ctx) { return *static_cast<bool *>(ctx); }, &hint);
+    pe.set_busy_spin(std::chrono::hours(1));
+    EXPECT_TRUE(pe.wait_until([&] { return c.polls >= 64 + 100; }, ProgressEngine::kForever));
+    EXPECT_GE(pe.yields(), 90u) << "a yield on each idle pass past the 64th";
+    c.fire_at = c.polls + 200;   // the wait ends with an event, past its 64th idle pass
+    EXPECT_TRUE(pe.wait_until([&] { return c.events == 1; }, ProgressEngine::kForever));
+    EXPECT_EQ(pe.busy_spin(), std::chrono::hours(1)) << "a hinted wait is no sample";
+    hint = false;
+    const unsigned long before = pe.yields();
+    EXPECT_TRUE(pe.wait_until([&] { return c.polls >= c.fire_at + 100000; }, ProgressEngine::kForever));
+    EXPECT_EQ(pe.yields(), before) << "without the hint the hour-long spin holds";
+}
+
 // A rank whose core other programs want loses it for a time slice at each
 // yield: a busy wait spins through its spin time without yielding (at load 9
 // on 2 vCPUs, yielding after 64 passes made a 2-rank 64 KiB allreduce's
