@@ -264,7 +264,10 @@ void Endpoints::count_failure(const Peer &p)
 
 void Endpoints::set_state(Peer &p, PeerState s)
 {
-    connecting_ += (s == PeerState::Connecting) - (p.state == PeerState::Connecting);
+    if (p.state == PeerState::Connecting)
+        --connecting_;
+    if (s == PeerState::Connecting)
+        ++connecting_;
     p.state = s;
 }
 
