@@ -208,10 +208,9 @@ private:
     // to kClaimAheadCells of them, that are not claimed yet and that the
     // consumer is done with (by the cached head).
     void claim_ahead(uint64_t end);
-    // Before the copy into a reserved chunk (of up to kClaimOwnMaxCells
-    // cells): claims for writing its cells in [from, to) that are not
-    // claimed yet.
-    void claim_own(uint64_t from, uint64_t to);
+    // Claims for writing the cells in [from, to) that are not claimed yet
+    // (claim_ahead's, and a reserved chunk's own before its copy).
+    void claim(uint64_t from, uint64_t to);
     // Makes sure the cell of position pos does not look published before
     // this producer publishes it (see the top of this file).
     void unpublish_lookalike(uint64_t pos);
@@ -348,15 +347,17 @@ inline std::span<std::byte> RingProducer::reserve(size_t len)
     pending_pos_ = tail_;
     pending_len_ = static_cast<uint32_t>(len);
     if (need > 1 && need <= kClaimOwnMaxCells)
-        claim_own(tail_ + 1, tail_ + need);
+        claim(tail_ + 1, tail_ + need);   // its own cells past the first
     return {cells_ + (tail_ & mask_) * kCell + kChunkHeader, len};
 }
 
-inline void RingProducer::claim_own(uint64_t from, uint64_t to)
+inline void RingProducer::claim(uint64_t from, uint64_t to)
 {
     if (from < claimed_)
         from = claimed_;
     claimed_ = to > claimed_ ? to : claimed_;
+    // The instruction's choice out of the loop: it runs on every small
+    // message (callgrind: 2 instructions a line).
 #if defined(__x86_64__) || defined(__i386__)
     if (prefetchw_) {
         for (; from < to; ++from)
@@ -374,19 +375,7 @@ inline void RingProducer::claim_ahead(uint64_t end)
     // Past head + cells sit chunks the consumer has not read yet.
     if (upto > head_cache_ + mask_ + 1)
         upto = head_cache_ + mask_ + 1;
-    uint64_t pos = claimed_ > end ? claimed_ : end;
-    claimed_ = pos > upto ? pos : upto;
-    // The instruction's choice out of the loop: it runs on every small
-    // message (callgrind: 2 instructions a line).
-#if defined(__x86_64__) || defined(__i386__)
-    if (prefetchw_) {
-        for (; pos < upto; ++pos)
-            asm volatile("prefetchw %0" : : "m"(cells_[(pos & mask_) * kCell]));
-        return;
-    }
-#endif
-    for (; pos < upto; ++pos)
-        __builtin_prefetch(cells_ + (pos & mask_) * kCell, 1);
+    claim(end, upto);
 }
 
 inline void RingProducer::unpublish_lookalike(uint64_t pos)
