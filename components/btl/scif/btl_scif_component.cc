@@ -55,15 +55,16 @@ const weft::cutil::ParamSpec kParams[] = {
      "past it up to the ring's own limit (64k with 2M rings) still stream through the ring when "
      "it has room for the whole message at once, and go by rendezvous when it has not (a full "
      "ring would queue them by copy). false: always by rendezvous."},
-    {"stream_from", WEFT_PARAM_SIZE, "16k", WEFT_LEVEL_TUNER_DETAIL,
-     "Eager messages longer than this go through the ring as fragments of "
-     "btl_scif_stream_fragment bytes, each published as soon as it is written, so the receiver "
-     "copies one out while the next goes in; shorter ones are one chunk, copied in whole first "
-     "(4k to 16M)."},
+    {"stream_from", WEFT_PARAM_SIZE, "3k", WEFT_LEVEL_TUNER_DETAIL,
+     "Eager messages longer than this go through the ring as fragments (of 2k up to "
+     "btl_scif_stream_fragment, of btl_scif_stream_fragment bytes past it), each published as soon as it is written, so the "
+     "receiver copies one out while the next goes in; shorter ones are one chunk, copied in whole "
+     "first (1k to 16M)."},
     {"stream_fragment", WEFT_PARAM_SIZE, "16k", WEFT_LEVEL_TUNER_DETAIL,
-     "Data bytes per fragment of a streamed message (4k to 1M; at most what one ring chunk "
-     "holds): smaller fragments start the receiver's copy sooner, larger ones cost fewer "
-     "handoffs."},
+     "Data bytes per fragment of a streamed message longer than this (4k to 1M; at most what one "
+     "ring chunk holds): smaller fragments start the receiver's copy sooner, larger ones cost "
+     "fewer handoffs."},
+
     {"single_copy_call_us", WEFT_PARAM_DOUBLE, "0", WEFT_LEVEL_TUNER_DETAIL,
      "Microseconds one process_vm_readv call costs before it copies: under 1.25, the "
      "rendezvous (one copy) takes messages past 16k toward peers it reaches and "
@@ -139,8 +140,8 @@ int read_config(const weft_host_t *host, ScifConfig *config)
     uint64_t stream_from = config->stream_from, stream_fragment = config->stream_fragment;
     host->param_get_size("btl_scif_stream_from", &stream_from);
     host->param_get_size("btl_scif_stream_fragment", &stream_fragment);
-    if (stream_from < 4096 || stream_from > (uint64_t{16} << 20))
-        return refuse(host, "btl_scif_stream_from", stream_from, "4k to 16M");
+    if (stream_from < 1024 || stream_from > (uint64_t{16} << 20))
+        return refuse(host, "btl_scif_stream_from", stream_from, "1k to 16M");
     if (stream_fragment < 4096 || stream_fragment > (uint64_t{1} << 20))
         return refuse(host, "btl_scif_stream_fragment", stream_fragment, "4k to 1M");
     double call_us = config->single_copy_call_us;

@@ -119,7 +119,7 @@ void send_reply(sc::Endpoint &s, HelloAnswer answer, uint32_t rank)
 // limit of the module's caps stays. Where process_vm_readv is cheap
 // (ScifConfig::cheap_single_copy_us) the single copy wins past 16 KiB
 // (measured on a 16-core host), so the limit is 16 KiB and nothing past it
-// streams; from 8 KiB a message on its own goes by single copy too
+// streams; past 8 KiB a message on its own goes by single copy too
 // (single_copy_from), one in a window eagerly. A limit the user set
 // (btl_scif_eager_limit) is the module's for every connection.
 void ScifModule::choose_eager_limit(ScifEndpoint &ep) const

@@ -136,7 +136,7 @@ int ScifModule::sendx(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, 
     // also carries the 8-byte total).
     size_t count = 1, len = total;
     if (total > config_.stream_from) {
-        len = stream_fragment(*s);
+        len = stream_fragment(*s, total);
         count = (total + len - 1) / len;
         len += sizeof(uint64_t);
     } else if (total > sc::max_message(*s)) {
@@ -147,9 +147,11 @@ int ScifModule::sendx(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, 
     return send(ep, am_id, iov, iovcnt);
 }
 
-size_t ScifModule::stream_fragment(const sc::Endpoint &s) const
+size_t ScifModule::stream_fragment(const sc::Endpoint &s, size_t total) const
 {
-    return std::min(config_.stream_fragment, sc::max_message(s) - sizeof(uint64_t));
+    const size_t want =
+        total > config_.stream_fragment ? config_.stream_fragment : ScifConfig::kStreamSmallFragment;
+    return std::min(want, sc::max_message(s) - sizeof(uint64_t));
 }
 
 // Writes a message as fragments straight from the caller's buffers, each
@@ -161,7 +163,7 @@ int ScifModule::stream(ScifEndpoint &ep, sc::Endpoint &s, uint8_t am_id, const s
                        size_t total)
 {
     const uint64_t total64 = total;
-    const size_t frag = stream_fragment(s);
+    const size_t frag = stream_fragment(s, total);
     int piece = 0;          // iov[piece] holds the next byte, at offset at
     size_t at = 0, sent = 0;
     while (sent < total) {

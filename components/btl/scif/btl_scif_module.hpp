@@ -2,10 +2,11 @@
 // The btl/scif module: one per process. It listens on a scif port (in its
 // card), connects lazily to peers on the same node and user, and moves
 // messages through the connection's rings:
-// - a message up to the ring's chunk limit is one chunk (type am, tag = the
+// - a message up to stream_from (3 KiB) is one chunk (type am, tag = the
 //   am id), written straight into the cells (sendi/send never allocate for
 //   these) and delivered from the ring without a copy;
-// - one past stream_from (16 KiB) is written as 16 KiB fragments straight
+// - a longer one is written as fragments (2 KiB up to 16 KiB, 16 KiB past
+//   it: ScifConfig::stream_from) straight
 //   from the caller's buffers, and the receiver lands them in the runtime's
 //   buffer (upcalls.place) while the next goes in; what the ring has no
 //   room for is copied into the queue. sendx(WEFT_BTL_SEND_NOW) takes a
@@ -100,13 +101,17 @@ struct ScifConfig {
     // rendezvous to the peer is in flight takes the single copy
     // (weft_btl_endpoint_t.single_copy_from). On its own at 16 KiB the
     // single copy also halved a 16-rank alltoall (67 against 131 us). It
-    // starts past 4 KiB: on a second EPYC VM whose call costs 0.45 us, an
-    // 8 KiB osu_latency took 1.95-2.07 us through the ring and 1.56-1.59
-    // by single copy (Open MPI vader, which single-copies past 4 KiB,
-    // 1.53-1.82), with osu_bw and osu_bibw at 4-32 KiB within 5%.
+    // starts past 8 KiB: on a second EPYC VM whose call costs 0.45 us, an
+    // 8 KiB osu_latency took 1.95-2.07 us through the ring in one chunk and
+    // 1.56-1.59 by single copy (Open MPI vader, which single-copies past
+    // 4 KiB, 1.53-1.82), with osu_bw and osu_bibw at 4-32 KiB within 5%;
+    // streamed in 2 KiB fragments (stream_from) the ring is as fast at
+    // 8 KiB and faster below: on a 2-vCPU Xeon VM (0.41-0.51 us a call;
+    // weft_bench, 5 alternated jobs, paired) 6 KiB took 0.89 of the
+    // single copy's time and 8 KiB 0.99.
     double cheap_single_copy_us = 1.25;
     size_t cheap_single_copy_eager = 16 * 1024;
-    size_t cheap_single_copy_from = 4 * 1024;
+    size_t cheap_single_copy_from = 8 * 1024;
     double single_copy_call_us = 0;   // measured (or set); 0: no single copy
     // Messages longer than stream_from go through the ring as fragments of
     // stream_fragment bytes, each published as soon as it is written, so the
@@ -116,8 +121,21 @@ struct ScifConfig {
     // this beats the rendezvous's single copy, whose process_vm_readv costs
     // 2-5 us before it copies anything (measured: docs/transports.md).
     // sendi() takes messages up to stream_from only.
-    size_t stream_from = 16 * 1024;
+    //
+    // A message no longer than one stream_fragment goes as fragments of
+    // kStreamSmallFragment bytes. A 3-16 KiB chunk was copied in whole
+    // before the receiver saw any of it, and from 4 KiB glibc copies with
+    // `rep movsb`, past the ring's claims (scif_ring.hpp); 2 KiB fragments
+    // are claimed and let the two copies overlap. Measured on a 2-vCPU
+    // Xeon VM (weft_bench, 5-7 alternated jobs, paired ratios against one
+    // chunk): one way 3.5 KiB 0.94, 4 KiB 0.91-0.95, 6 KiB 0.84, 8 KiB
+    // 0.81, 16 KiB 0.74; windows of 64: 4 KiB 1.06, 8 KiB 1.04, 16 KiB
+    // 1.02 the rate. Past 16 KiB, 2 KiB fragments cost 11% of the rate
+    // (32 and 64 KiB) for a ping-pong within 1-2%, so larger messages keep
+    // 16 KiB fragments; at 2.5-3 KiB splitting gained nothing (0.98-1.07).
+    size_t stream_from = 3 * 1024;
     size_t stream_fragment = 16 * 1024;
+    static constexpr size_t kStreamSmallFragment = 2 * 1024;
     size_t max_ring_size = 0;        // largest ring accepted; 0: ring_size
     double handshake_timeout = 10;   // seconds to the hello
     size_t max_pending = 64;         // unauthenticated connections at once
@@ -285,7 +303,7 @@ private:
                size_t total);
     // Data bytes per fragment stream() writes on s (the first fragment also
     // carries the message's 8-byte total); sendx() sizes its room check by it.
-    size_t stream_fragment(const weft::scif::Endpoint &s) const;
+    size_t stream_fragment(const weft::scif::Endpoint &s, size_t total) const;
     bool start_landing(ScifEndpoint &ep, uint8_t am_id, std::span<const std::byte> head, size_t total);
     void land(ScifEndpoint &ep, std::span<const std::byte> data);
     void end_landing(ScifEndpoint &ep, int status);

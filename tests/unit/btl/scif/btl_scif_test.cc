@@ -407,9 +407,9 @@ TEST_F(BtlScif, KilledPeerFailsTheEndpoint)
     EXPECT_EQ(r.find("parent:"), std::string::npos) << r;
 }
 
-// Messages longer than a stream fragment go through the ring as fragments
-// written straight from the sender's buffers (the rest queued when the ring
-// is full). The receiving module offers each one to the place upcall: the
+// Messages longer than btl_scif_stream_from go through the ring as fragments
+// (2 KiB ones up to 16 KiB, 16 KiB ones past it) written straight from the
+// sender's buffers (the rest queued when the ring is full). The receiving module offers each one to the place upcall: the
 // odd ones are placed (split over two buffers) and land there, with one
 // placed() call each (but for one the sender had to queue whole: see
 // below); the even ones are declined and delivered whole. Small
@@ -423,7 +423,7 @@ TEST_F(BtlScif, StreamedMessagesLandWhereTheRuntimePlacesThem)
         uint32_t small_before;   // small messages sent before this one
     };
     static constexpr uint32_t kBig = 24;
-    static constexpr size_t kSizes[] = {16 * 1024 + 1, 40000, 65536, 300000, size_t{1} << 20};
+    static constexpr size_t kSizes[] = {5000, 16 * 1024, 16 * 1024 + 1, 40000, 65536, 300000, size_t{1} << 20};
     std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
         BtlHarness &h = ctx.harness;
         weft_btl_endpoint_t *ep = nullptr;
@@ -582,11 +582,11 @@ TEST(BtlScifEagerLimits, IfRoomOffLeavesTheRendezvousPast32K)
 
 // Where the call is cheap (0.6-0.8 us on the 16-core KVM host), the single
 // copy beat the ring past 16 KiB: the endpoints ask for 16 KiB and offer no
-// streaming past it, whatever btl_scif_eager_if_room says; past 4 KiB a
+// streaming past it, whatever btl_scif_eager_if_room says; past 8 KiB a
 // message on its own takes the single copy too (single_copy_from).
 TEST(BtlScifEagerLimits, CheapSingleCopyConnectionsTakeTheRendezvousPast16K)
 {
-    std::string r = eager_limits_with({"WEFT_MCA_btl_scif_single_copy_call_us=0.3"}, 16384, 0, 4096);
+    std::string r = eager_limits_with({"WEFT_MCA_btl_scif_single_copy_call_us=0.3"}, 16384, 0, 8192);
     if (r.starts_with("skip: "))
         GTEST_SKIP() << r;
     EXPECT_TRUE(r.empty()) << r;
@@ -600,7 +600,7 @@ TEST(BtlScifEagerLimits, SingleCopyConnectionsGetOneOfTheTwoEagerPolicies)
     std::string dear = eager_limits_with({}, 32768, kRingLimit);
     if (dear.starts_with("skip: "))
         GTEST_SKIP() << dear;
-    std::string cheap = dear.empty() ? "" : eager_limits_with({}, 16384, 0, 4096);
+    std::string cheap = dear.empty() ? "" : eager_limits_with({}, 16384, 0, 8192);
     EXPECT_TRUE(dear.empty() || cheap.empty()) << "dear: " << dear << "; cheap: " << cheap;
 }
 
