@@ -55,7 +55,7 @@ const weft::cutil::ParamSpec kParams[] = {
      "past it up to the ring's own limit (64k with 2M rings) still stream through the ring when "
      "it has room for the whole message at once, and go by rendezvous when it has not (a full "
      "ring would queue them by copy). false: always by rendezvous."},
-    {"stream_from", WEFT_PARAM_SIZE, "3k", WEFT_LEVEL_TUNER_DETAIL,
+    {"stream_from", WEFT_PARAM_SIZE, "5k", WEFT_LEVEL_TUNER_DETAIL,
      "Eager messages longer than this go through the ring as fragments (of 2k up to "
      "btl_scif_stream_fragment, of btl_scif_stream_fragment bytes past it), each published as soon as it is written, so the "
      "receiver copies one out while the next goes in; shorter ones are one chunk, copied in whole "

@@ -2,7 +2,7 @@
 // The btl/scif module: one per process. It listens on a scif port (in its
 // card), connects lazily to peers on the same node and user, and moves
 // messages through the connection's rings:
-// - a message up to stream_from (3 KiB) is one chunk (type am, tag = the
+// - a message up to stream_from (5 KiB) is one chunk (type am, tag = the
 //   am id), written straight into the cells (sendi/send never allocate for
 //   these) and delivered from the ring without a copy;
 // - a longer one is written as fragments (2 KiB up to 16 KiB, 16 KiB past
@@ -123,17 +123,21 @@ struct ScifConfig {
     // sendi() takes messages up to stream_from only.
     //
     // A message no longer than one stream_fragment goes as fragments of
-    // kStreamSmallFragment bytes. A 3-16 KiB chunk was copied in whole
+    // kStreamSmallFragment bytes. A 5-16 KiB chunk was copied in whole
     // before the receiver saw any of it, and from 4 KiB glibc copies with
     // `rep movsb`, past the ring's claims (scif_ring.hpp); 2 KiB fragments
     // are claimed and let the two copies overlap. Measured on a 2-vCPU
     // Xeon VM (weft_bench, 5-7 alternated jobs, paired ratios against one
-    // chunk): one way 3.5 KiB 0.94, 4 KiB 0.91-0.95, 6 KiB 0.84, 8 KiB
-    // 0.81, 16 KiB 0.74; windows of 64: 4 KiB 1.06, 8 KiB 1.04, 16 KiB
-    // 1.02 the rate. Past 16 KiB, 2 KiB fragments cost 11% of the rate
-    // (32 and 64 KiB) for a ping-pong within 1-2%, so larger messages keep
-    // 16 KiB fragments; at 2.5-3 KiB splitting gained nothing (0.98-1.07).
-    size_t stream_from = 3 * 1024;
+    // chunk): one way 6 KiB 0.84, 8 KiB 0.81, 16 KiB 0.74; windows of 64:
+    // 8 KiB 1.04, 16 KiB 1.02 the rate. Past 16 KiB, 2 KiB fragments cost
+    // 11% of the rate (32 and 64 KiB) for a ping-pong within 1-2%, so
+    // larger messages keep 16 KiB fragments. A 4 KiB message (and the
+    // runtime's header) stays one chunk: streamed it won the ping-pong
+    // (0.91-0.95) but lost the 2-rank OSU collectives at 4 KiB by 8-18%
+    // (3 alternated jobs; each fragment is a handoff, and past the ring's
+    // first 64 KiB the producer's look at the consumer met a second
+    // fragment, so the ping-pong walked the whole 2 MiB ring).
+    size_t stream_from = 5 * 1024;
     size_t stream_fragment = 16 * 1024;
     static constexpr size_t kStreamSmallFragment = 2 * 1024;
     size_t max_ring_size = 0;        // largest ring accepted; 0: ring_size

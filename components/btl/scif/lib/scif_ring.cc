@@ -50,18 +50,6 @@ RingProducer::RingProducer(RingShared *ring)
         throw std::bad_alloc();   // the endpoint's callers turn it into ENOMEM (no_throw)
 }
 
-uint64_t RingProducer::back_to_hot_cells(uint32_t need, uint64_t idx)
-{
-    head_cache_ = std::atomic_ref<uint64_t>(r_->head).load(std::memory_order_acquire);
-    const uint64_t lag = tail_ - head_cache_;
-    if (lag <= kHotLagCells && lag + need <= idx) {
-        pad_to_end();
-        return 0;
-    }
-    next_hot_check_ = tail_ + kHotRecheckCells;
-    return idx;
-}
-
 void RingProducer::pad_to_end()
 {
     // In pieces a pad's length field can say; the consumer skips each.

@@ -68,17 +68,6 @@ inline constexpr uint32_t kMaxPadCells = (kMaxChunkLen + 1) / kCell;
 // Small traffic stays in the first kHotCells cells of a large ring.
 inline constexpr uint32_t kHotCells = 1024;
 inline constexpr uint32_t kHotRecheckCells = 256;
-// Past the hot cells the producer goes back to cell 0 when the consumer is
-// at most this far behind: a message streamed in fragments is written
-// while the consumer reads its earlier ones, so "caught up" there means a
-// fragment or two behind. Demanding an empty ring, a 4 KiB message in two
-// 2 KiB fragments (66 cells) met the check always at its second fragment,
-// the consumer one fragment behind, and walked the whole 2 MiB ring: its
-// first lap, ~500 messages, paid the pages' first touch (a 4 KiB bcast
-// then barrier: 1.55 us at the root, median of the first 500, against
-// 0.44). A burst leaves the consumer further behind and still uses the
-// whole ring.
-inline constexpr uint32_t kHotLagCells = 128;
 inline constexpr uint8_t kMaxType = 15;
 // Having published a chunk of up to kClaimMaxChunkCells cells, the producer
 // claims the next kClaimAheadCells cells for writing (prefetchw). The
@@ -184,9 +173,8 @@ public:
     bool has_room(size_t len);
     // Room now for count chunks of up to len bytes each, written one after
     // the other? An upper bound: each takes len's cells, plus one pad to the
-    // ring's end, or, where reserve() would first send the producer back
-    // to cell 0 (the hot region; the consumer caught up), the cells below
-    // the current one that the consumer has left.
+    // ring's end, or, where reserve() would first send an empty ring back
+    // to cell 0 (the hot region), the cells below the current one.
     bool has_room_for(size_t count, size_t len);
     // Reserves a chunk of len bytes (len <= max_chunk(), has_room(len)
     // true) and returns its payload to fill; publish() makes it visible.
@@ -216,10 +204,6 @@ public:
 
 private:
     void pad_to_end();
-    // reserve()'s look at the consumer past the hot cells (out of line: it
-    // runs once in kHotRecheckCells cells at most): pads to the ring's end
-    // and returns 0 if the consumer has caught up, else idx.
-    [[gnu::noinline]] uint64_t back_to_hot_cells(uint32_t need, uint64_t idx);
     // After a publish: claims for writing the cells after position end, up
     // to kClaimAheadCells of them, that are not claimed yet and that the
     // consumer is done with (by the cached head).
@@ -333,9 +317,8 @@ inline bool RingProducer::has_room_for(size_t count, size_t len)
     const uint64_t idx = tail_ & mask_;
     if (idx >= kHotCells && per <= idx && mask_ + 1 >= 4 * kHotCells && tail_ >= next_hot_check_) {
         head_cache_ = std::atomic_ref<uint64_t>(r_->head).load(std::memory_order_acquire);
-        const uint64_t lag = tail_ - head_cache_;
-        if (lag <= kHotLagCells && lag + per <= idx)
-            return count * per + lag <= idx;   // the cells below idx the consumer has left
+        if (head_cache_ == tail_)
+            return count * per <= idx;
     }
     return true;
 }
@@ -345,13 +328,19 @@ inline std::span<std::byte> RingProducer::reserve(size_t len)
     const uint32_t need = cells_for(len);
     uint64_t idx = tail_ & mask_;
     // Small messages keep to the ring's first kHotCells cells, which stay in
-    // cache: past them, once the consumer has caught up (kHotLagCells), pad
-    // to the end and go on from cell 0 (a 2 MiB ring walked end to end costs
-    // a cache miss per message). Cell 0 on is free up to the consumer's
-    // lag below idx. A burst still uses the whole ring; while one lasts,
-    // the consumer's head is looked at only every kHotRecheckCells.
-    if (idx >= kHotCells && need <= idx && mask_ + 1 >= 4 * kHotCells && tail_ >= next_hot_check_)
-        idx = back_to_hot_cells(need, idx);
+    // cache: past them, once the consumer has caught up, pad to the end and
+    // go on from cell 0 (a 2 MiB ring walked end to end costs a cache miss
+    // per message). A burst still uses the whole ring; while one lasts, the
+    // consumer's head is looked at only every kHotRecheckCells.
+    if (idx >= kHotCells && need <= idx && mask_ + 1 >= 4 * kHotCells && tail_ >= next_hot_check_) {
+        head_cache_ = std::atomic_ref<uint64_t>(r_->head).load(std::memory_order_acquire);
+        if (head_cache_ == tail_) {
+            pad_to_end();
+            idx = 0;
+        } else {
+            next_hot_check_ = tail_ + kHotRecheckCells;
+        }
+    }
     const uint64_t to_end = mask_ + 1 - idx;
     if (need > to_end)
         pad_to_end();   // so the chunk stays contiguous

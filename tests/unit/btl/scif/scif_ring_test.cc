@@ -126,39 +126,6 @@ void small_messages_stay_in_the_hot_cells(bool cell_path)
 
 } // namespace
 
-// A message streamed in fragments is written while the consumer reads its
-// earlier ones: here each message is two 2 KiB fragments, and the second
-// goes in with the first still unread (one fragment behind, as btl/scif's
-// stream() meets it). The producer still goes back to cell 0 past the hot
-// cells: an empty ring as its test, the check met the second fragment every
-// time and the ping-pong walked the whole 2 MiB ring.
-TEST(ScifRing, FragmentedMessagesTheConsumerKeepsUpWithStayInTheHotCells)
-{
-    Ring r(32768);
-    constexpr size_t kFragment = 2048 + sizeof(uint64_t);   // 2 KiB and the first's 8-byte total
-    size_t furthest = 0;
-    for (uint64_t i = 0; i < 4 * kHotCells / (2 * cells_for(kFragment) + 1); ++i) {
-        ASSERT_TRUE(r.send(2 * i, kFragment)) << i;
-        ASSERT_TRUE(r.send(2 * i + 1, kFragment)) << i;
-        for (uint64_t k = 0; k < 2; ++k) {
-            uint64_t got = 0;
-            size_t off = 0;
-            ASSERT_TRUE(r.take(&got, &off)) << i;
-            ASSERT_EQ(got, 2 * i + k);
-            furthest = std::max(furthest, off);
-        }
-        // And a one-cell message (a barrier's): 67 cells a round put every
-        // check of the head on a second fragment.
-        uint64_t got = 0;
-        size_t off = 0;
-        ASSERT_TRUE(r.send(1u << 30, 8));
-        ASSERT_TRUE(r.take(&got, &off));
-        furthest = std::max(furthest, off);
-    }
-    EXPECT_LE(furthest, size_t{kHotCells + kHotLagCells} * kCell);
-    EXPECT_TRUE(r.producer.empty());
-}
-
 // has_room_for() answers for the cells the chunks will really take: from an
 // empty ring whose tail is past the hot region, reserve() first pads to the
 // ring's end, and the chunks then have only the cells below the old tail
@@ -182,33 +149,6 @@ TEST(ScifRing, RoomForSeveralChunksCountsThePadBackToCellZero)
     for (size_t i = 0; i < fit; ++i)
         ASSERT_TRUE(r.send(10 + i, kLen)) << i;
     EXPECT_FALSE(r.producer.has_room(kLen));
-}
-
-// The same with a chunk still unread when the producer goes back to cell 0:
-// the chunks have the cells below the old tail less the unread ones.
-TEST(ScifRing, RoomForSeveralChunksLeavesTheUnreadChunkItsCells)
-{
-    Ring r(32768);
-    ASSERT_TRUE(r.send(1, (kHotCells - 1) * kCell - kChunkHeader));   // up to the last hot cell
-    uint64_t got = 0;
-    size_t off = 0;
-    ASSERT_TRUE(r.take(&got, &off));
-    ASSERT_TRUE(r.send(2, 8));   // the last hot cell, left unread
-    ASSERT_EQ(r.producer.position(), kHotCells);
-    constexpr size_t kLen = 256 * kCell - kChunkHeader;   // 4 of them would fill the cells below the tail
-    const uint32_t per = cells_for(kLen);
-    const size_t fit = (kHotCells - 1) / per;   // below the tail, less the unread cell: 3
-    EXPECT_TRUE(r.producer.has_room_for(fit, kLen));
-    EXPECT_FALSE(r.producer.has_room_for(fit + 1, kLen)) << "the unread chunk keeps its cell";
-    for (size_t i = 0; i < fit; ++i)
-        ASSERT_TRUE(r.send(10 + i, kLen)) << i;
-    EXPECT_FALSE(r.producer.has_room(kLen));
-    ASSERT_TRUE(r.take(&got, &off));
-    EXPECT_EQ(got, 2u) << "the unread chunk is intact";
-    for (size_t i = 0; i < fit; ++i) {
-        ASSERT_TRUE(r.take(&got, &off)) << i;
-        EXPECT_EQ(got, 10 + i);
-    }
 }
 
 // A small chunk, once published, claims the kClaimAheadCells cells after it
