@@ -44,8 +44,8 @@ const weft::cutil::ParamSpec kParams[] = {
     {"priority", WEFT_PARAM_INT, "50", WEFT_LEVEL_TUNER_DETAIL,
      "Selection priority of btl/scif among transports that reach the same peer (higher wins)."},
     {"eager_limit", WEFT_PARAM_SIZE, "0", WEFT_LEVEL_TUNER_BASIC,
-     "Largest message the runtime sends eagerly through the shared-memory ring (past 16k in "
-     "16k fragments the receiver copies out while the next goes in); larger ones go by "
+     "Largest message the runtime sends eagerly through the shared-memory ring (past 5k in "
+     "fragments the receiver copies out while the next goes in); larger ones go by "
      "put/get, which copy once with process_vm_readv. 0: a 32nd of the ring, from 4k to 64k, "
      "and at most 32k toward a peer process_vm_readv reaches, past which btl_scif_eager_if_room "
      "applies (16k and no eager_if_room where that call is cheap: btl_scif_single_copy_call_us; "
@@ -57,14 +57,13 @@ const weft::cutil::ParamSpec kParams[] = {
      "ring would queue them by copy). false: always by rendezvous."},
     {"stream_from", WEFT_PARAM_SIZE, "5k", WEFT_LEVEL_TUNER_DETAIL,
      "Eager messages longer than this go through the ring as fragments (of 2k up to "
-     "btl_scif_stream_fragment, of btl_scif_stream_fragment bytes past it), each published as soon as it is written, so the "
-     "receiver copies one out while the next goes in; shorter ones are one chunk, copied in whole "
-     "first (1k to 16M)."},
+     "btl_scif_stream_fragment, of btl_scif_stream_fragment bytes past it), each published as "
+     "soon as it is written, so the receiver copies one out while the next goes in; shorter ones "
+     "are one chunk, copied in whole first (1k to 16M)."},
     {"stream_fragment", WEFT_PARAM_SIZE, "16k", WEFT_LEVEL_TUNER_DETAIL,
      "Data bytes per fragment of a streamed message longer than this (4k to 1M; at most what one "
      "ring chunk holds): smaller fragments start the receiver's copy sooner, larger ones cost "
      "fewer handoffs."},
-
     {"single_copy_call_us", WEFT_PARAM_DOUBLE, "0", WEFT_LEVEL_TUNER_DETAIL,
      "Microseconds one process_vm_readv call costs before it copies: under 1.25, the "
      "rendezvous (one copy) takes messages past 16k toward peers it reaches and "
