@@ -410,9 +410,10 @@ TEST_F(BtlScif, KilledPeerFailsTheEndpoint)
 // Messages longer than btl_scif_stream_from go through the ring as fragments
 // (2 KiB ones up to 16 KiB, 16 KiB ones past it) written straight from the
 // sender's buffers (the rest queued when the ring is full). The receiving
-// module offers each one to the place upcall: the odd ones are placed (split over two buffers) and land there, with one
-// placed() call each (but for one the sender had to queue whole: see
-// below); the even ones are declined and delivered whole. Small
+// module offers each one to the place upcall: the odd ones are placed
+// (split over two buffers) and land there, with one placed() call each
+// (but for one the sender had to queue whole: see below); the even ones
+// are declined and delivered whole. Small
 // messages sent between them keep their order, and each delivered large
 // one comes after the small ones sent before it.
 TEST_F(BtlScif, StreamedMessagesLandWhereTheRuntimePlacesThem)
