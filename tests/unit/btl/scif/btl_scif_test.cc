@@ -424,7 +424,8 @@ TEST_F(BtlScif, StreamedMessagesLandWhereTheRuntimePlacesThem)
         uint32_t small_before;   // small messages sent before this one
     };
     static constexpr uint32_t kBig = 24;
-    static constexpr size_t kSizes[] = {6000, 16 * 1024, 16 * 1024 + 1, 40000, 65536, 300000, size_t{1} << 20};
+    static constexpr size_t kSizes[] = {6000,  16 * 1024, 16 * 1024 + 1,  40000,
+                                        65536, 300000,    size_t{1} << 20};
     std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
         BtlHarness &h = ctx.harness;
         weft_btl_endpoint_t *ep = nullptr;
