@@ -8,8 +8,9 @@
 // - a longer one is written as fragments (2 KiB up to 16 KiB, 16 KiB past
 //   it: stream_fragment()) straight from the caller's buffers, and the
 //   receiver lands them in the runtime's buffer (upcalls.place) while the
-//   next goes in; what the ring has no room for is copied into the queue. sendx(WEFT_BTL_SEND_NOW) takes a
-//   message only when the ring has room for all of it (the runtime's
+//   next goes in; what the ring has no room for is copied into the queue.
+//   sendx(WEFT_BTL_SEND_NOW) takes a message only when the ring has room
+//   for all of it (the runtime's
 //   eager_if_room range, toward peers the rendezvous serves better once
 //   the ring is full);
 // - a queued one goes from progress() as a
