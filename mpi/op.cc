@@ -36,13 +36,25 @@ Family family(Basic b)
     }
 }
 
+// The element loops are compiled three times on x86-64 (AVX-512, AVX2 and
+// the baseline SSE2) and the loader picks the widest the CPU runs (GCC's
+// target_clones, an ifunc per loop): a reduction of a vector that sits in
+// L1 is bound by the vector width. On a 2-vCPU Xeon VM (AVX-512), an
+// MPI_CHAR sum of 4-16 KiB took 2.2-3.2x Open MPI's (whose op/avx
+// component picks AVX-512 the same way); past L1 both are bound by L2.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+#define WEFT_OP_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
+#else
+#define WEFT_OP_CLONES
+#endif
+
 // io[i] = f(io[i], in[i]) for every element, in blocks of a fixed count:
 // GCC's cost model at -O2 vectorizes a loop only when it needs neither a
 // run-time alias check (hence restrict) nor a scalar remainder (hence the
 // blocks). osu_allreduce's MPI_CHAR sum of 1 MiB took about 1 ms one byte
 // at a time. Callers with overlapping arrays copy `in` first (detached()).
 template <class T, class F>
-inline void each(const T *__restrict in, T *__restrict io, size_t n, F f)
+WEFT_OP_CLONES void each(const T *__restrict in, T *__restrict io, size_t n, F f)
 {
     constexpr size_t kBlock = sizeof(T) >= 64 ? 1 : 64 / sizeof(T);
     size_t i = 0;
@@ -59,7 +71,7 @@ inline void each(const T *__restrict in, T *__restrict io, size_t n, F f)
 // buffer into the receive buffer before the first combine). The arrays
 // do not overlap (reduce_apply3 sends the aliased cases to each()).
 template <class T, class F>
-inline void each3(const T *__restrict a, const T *__restrict b, T *__restrict out, size_t n, F f)
+WEFT_OP_CLONES void each3(const T *__restrict a, const T *__restrict b, T *__restrict out, size_t n, F f)
 {
     constexpr size_t kBlock = sizeof(T) >= 64 ? 1 : 64 / sizeof(T);
     size_t i = 0;

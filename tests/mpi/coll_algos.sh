@@ -70,8 +70,18 @@ for np in $np_list; do
     run ring "$np" "WEFT_MCA_mpi_coll_allgather_algorithm=ring WEFT_MCA_mpi_coll_alltoall_algorithm=scattered WEFT_MCA_mpi_coll_barrier_algorithm=linear WEFT_MCA_mpi_coll_bcast_algorithm=linear" \
         "MPI_Allgather .*: ring \(forced|MPI_Alltoall .*: scattered \(forced|MPI_Barrier .*: linear \(forced|MPI_Bcast .*: linear \(forced"
     # The binomial reduce pipelined in 64-byte segments: hundreds of them
-    # at the larger counts, two in flight per child, every root.
-    [ "$np" -ge 2 ] && run segments "$np" "WEFT_MCA_mpi_coll_reduce_algorithm=binomial WEFT_MCA_mpi_coll_reduce_segment_size=64" \
-        "MPI_Reduce of [0-9]+ bytes on $np ranks: binomial \(pipelined in segments"
+    # at the larger counts, two in flight per child, every root. Below 4
+    # ranks no rank both receives and sends, and the vectors go whole.
+    if [ "$np" -ge 4 ]; then
+        run segments "$np" "WEFT_MCA_mpi_coll_reduce_algorithm=binomial WEFT_MCA_mpi_coll_reduce_segment_size=64" \
+            "MPI_Reduce of [0-9]+ bytes on $np ranks: binomial \(pipelined in segments"
+    elif [ "$np" -ge 2 ]; then
+        run whole "$np" "WEFT_MCA_mpi_coll_reduce_algorithm=binomial WEFT_MCA_mpi_coll_reduce_segment_size=64" \
+            "MPI_Reduce .*: binomial \(forced"
+        if grep -q 'pipelined in segments' "$out/whole.$np"; then
+            echo "FAIL whole np=$np: a reduce on fewer than 4 ranks was pipelined"
+            failed=1
+        fi
+    fi
 done
 exit $failed
