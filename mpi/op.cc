@@ -42,7 +42,10 @@ Family family(Basic b)
 // L1 is bound by the vector width. On a 2-vCPU Xeon VM (AVX-512), an
 // MPI_CHAR sum of 4-16 KiB took 2.2-3.2x Open MPI's (whose op/avx
 // component picks AVX-512 the same way); past L1 both are bound by L2.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+// Not under ThreadSanitizer: the resolvers run at relocation, before its
+// runtime, and their instrumented code crashes there.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__) && \
+    !defined(__SANITIZE_THREAD__)
 #define WEFT_OP_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
 #else
 #define WEFT_OP_CLONES
