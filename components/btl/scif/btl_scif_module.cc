@@ -470,16 +470,16 @@ int ScifModule::progress()
     return events + delivered;
 }
 
-// One chunk of one new connection's receive ring, in a round with nothing
-// else to do: 32 KiB (8 pages) is a few microseconds, so a message that
-// lands meanwhile waits little, and 2 MiB take 64 idle rounds.
+// One chunk of one new connection's rings, in a round with nothing else to
+// do: 32 KiB (8 pages) is a few microseconds, so a message that lands
+// meanwhile waits little, and the two 2 MiB rings take 128 idle rounds.
 void ScifModule::populate_some()
 {
     constexpr size_t kChunk = 32 * 1024;
     for (auto &e : endpoints_) {
         sc::Endpoint *s = e->epd >= 0 ? sc::lookup(e->epd) : nullptr;
-        if (s && s->state == sc::State::connected && s->populate_at < s->populate_end) {
-            sc::populate_receive_ring_step(*s, kChunk);
+        if (s && s->state == sc::State::connected && s->populate_pending()) {
+            sc::populate_rings_step(*s, kChunk);
             return;
         }
     }

@@ -343,8 +343,8 @@ private:
     std::vector<std::unique_ptr<ScifEndpoint>> endpoints_;
     std::vector<Completion> completions_;
     bool in_progress_ = false;
-    // Some connection's receive ring still has pages to fault in
-    // (sc::populate_receive_ring_step), done in rounds that found nothing.
+    // Some connection's rings still have pages to fault in
+    // (sc::populate_rings_step), done in rounds that found nothing.
     bool populating_ = false;
     void populate_some();
     bool sized_ = false;                // size_for_job() ran

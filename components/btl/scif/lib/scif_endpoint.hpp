@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -129,9 +130,16 @@ public:
     uint64_t fence_marks = 0;
     uint32_t ring_cells = 0;             // per direction, once connected
     bool receive_ring_cold = false;      // accepted without commit_on_accept
-    // The receive ring's pages not yet faulted in (a host of one NUMA
-    // node: populate_receive_ring_step() does it a chunk at a time).
-    std::byte *populate_at = nullptr, *populate_end = nullptr;
+    // Pages of this side's mappings not yet faulted in, on a host of one
+    // NUMA node (populate_rings_step() does them a chunk at a time): the
+    // receive ring (allocated by that first touch) and the send ring, the
+    // peer's receive ring, whose pages this process must map too: each
+    // first store to one of them faults in the middle of a message.
+    struct PopulateRange {
+        std::byte *at = nullptr, *end = nullptr;
+    };
+    std::array<PopulateRange, 2> populate{};
+    bool populate_pending() const { return populate[0].at < populate[0].end || populate[1].at < populate[1].end; }
     // Listening endpoints: what they accept, and the connections whose
     // connect_req has not arrived yet (see AcceptPolicy).
     AcceptPolicy accept_policy;
@@ -194,9 +202,9 @@ int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out,
 // accept left it cold (AcceptPolicy::commit_on_accept off). Call it before
 // the connector may send more than its first message.
 void commit_receive_ring(Endpoint &ep);
-// Faults in the next max_bytes of the receive ring's pages (without
-// changing them: the peer may be writing); true while some remain.
-bool populate_receive_ring_step(Endpoint &ep, size_t max_bytes);
+// Faults in the next max_bytes of the rings' pages in this process
+// (without changing them: the peer may be writing); true while some remain.
+bool populate_rings_step(Endpoint &ep, size_t max_bytes);
 
 // ---- descriptors from a peer ------------------------------------------------
 // A memfd of exactly len bytes, sealed against shrinking, growing and more
