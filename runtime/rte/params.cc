@@ -114,8 +114,8 @@ std::vector<params::Definition> param_definitions()
     auto segment = def("reduce_segment_size", params::Type::Size, "256k", WEFT_LEVEL_TUNER_DETAIL,
                        "MPI_Reduce's binomial tree sends vectors longer than this in segments of "
                        "about this size, each reduced as it arrives while the next is on its way "
-                       "(pipelined, and in cache); 0 sends every vector whole. Only on 4 ranks or more: below, "
-                       "no rank both receives and sends, and vectors go whole.");
+                       "(pipelined, and in cache); 0 sends every vector whole. Only on 4 ranks or more: "
+                       "below, no rank both receives and sends, and vectors go whole.");
     segment.framework = "mpi";
     segment.component = "coll";
     out.push_back(segment);

@@ -14,9 +14,9 @@
 #include <sys/types.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -139,7 +139,10 @@ public:
         std::byte *at = nullptr, *end = nullptr;
     };
     std::array<PopulateRange, 2> populate{};
-    bool populate_pending() const { return populate[0].at < populate[0].end || populate[1].at < populate[1].end; }
+    bool populate_pending() const
+    {
+        return populate[0].at < populate[0].end || populate[1].at < populate[1].end;
+    }
     // Listening endpoints: what they accept, and the connections whose
     // connect_req has not arrived yet (see AcceptPolicy).
     AcceptPolicy accept_policy;
