@@ -28,6 +28,13 @@ struct Vec {
     }
 };
 
+// Whether a child's vector may land in result itself: not when the input
+// is there (MPI_IN_PLACE), which the first combine still reads.
+inline bool result_apart_from_input(const Vec &v, const std::byte *input, const std::byte *result)
+{
+    return input + v.bytes() <= result || result + v.bytes() <= input;
+}
+
 // input: this rank's vector (may be result itself: MPI_IN_PLACE); result:
 // where the reduction ends (every rank for allreduce, the root for reduce;
 // a non-root's result is working memory); work: bytes() of scratch. None

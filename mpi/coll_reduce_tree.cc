@@ -28,7 +28,7 @@ int reduce_binomial(const Comm &c, const Vec &v, const std::byte *input, std::by
     // ranks (MPI_CHAR sum) touched 2 MiB at the root through work, past its
     // core's L2, and took 1.5x Open MPI's time.
     const size_t bytes = v.bytes();
-    const bool land_in_result = input + bytes <= result || result + bytes <= input;
+    const bool land_in_result = result_apart_from_input(v, input, result);
     for (int d = far_first ? far : 1; far_first ? d >= 1 : d < p; d = far_first ? d >> 1 : d << 1) {
         if (far_first ? vr >= d : (vr & d) != 0)
             return coll_send(c, mine, bytes, (vr - d + root) % p, kTagReduce);
@@ -111,16 +111,13 @@ int reduce_binomial_segmented(const Comm &c, const Vec &v, const std::byte *inpu
         return reduce_binomial(c, v, input, result, work, root);
     if (pipelined)
         *pipelined = true;
+    // The first child's segments land in result itself, as in
+    // reduce_binomial (a null slot); the others' in two slots of work each.
+    const bool land_in_result = result_apart_from_input(v, input, result);
     for (size_t k = 0; k < posted.children.size(); ++k)
         for (int b = 0; b < 2; ++b)
-            posted.children[k].slot[b] = work + (2 * k + static_cast<size_t>(b)) * seg_bytes;
-
-    // The first child's segments land in result itself, as in
-    // reduce_binomial (not when the input is there: MPI_IN_PLACE).
-    const bool land_in_result = input + v.bytes() <= result || result + v.bytes() <= input;
-    if (land_in_result && !posted.children.empty())
-        for (int b = 0; b < 2; ++b)
-            posted.children[0].slot[b] = nullptr;
+            posted.children[k].slot[b] =
+                k == 0 && land_in_result ? nullptr : work + (2 * k + static_cast<size_t>(b)) * seg_bytes;
     auto landing = [&](const ChildSegments &ch, size_t s) {
         return ch.slot[s & 1] ? ch.slot[s & 1] : result + s * per * v.elem;
     };
