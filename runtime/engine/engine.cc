@@ -106,13 +106,17 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
     // Past single_copy_from, a message on its own goes by the single copy;
     // one that follows a rendezvous still in flight goes eagerly (a window:
     // a handshake per message would stall it).
-    const bool alone = ps.single_copy_from && op->length > ps.single_copy_from && ps.rndv_in_flight == 0;
+    // A forwarded send (WEFT_SEND_FORWARD) never counts as alone.
+    const bool alone = ps.single_copy_from && op->length > ps.single_copy_from && ps.rndv_in_flight == 0 &&
+                       !op->forward;
     const bool eager = in_window && op->length <= ps.eager_limit && !alone;
     int rc = eager ? send_put_frame<false>(ps, op) : WEFT_ERR_AGAIN;
     if (!eager) {
         // Past the eager limit but within the connection's eager-if-room
-        // range: eager if the module takes it whole now, else rendezvous.
-        if (in_window && op->length <= ps.eager_if_room)
+        // range (for a forwarded send, the module's): eager if the module
+        // takes it whole now, else rendezvous.
+        const size_t if_room = op->forward ? std::max(ps.eager_if_room, ps.forward_if_room) : ps.eager_if_room;
+        if (in_window && op->length <= if_room)
             rc = send_put_frame<true>(ps, op);
         if (rc == WEFT_ERR_AGAIN) {
             rc = rendezvous_.send_rts(ps, op);

@@ -259,7 +259,7 @@ int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint
     ENGINE_OR_RETURN("weft_isend_ctx");
     if (bad_context("weft_isend_ctx", context, &rc_))
         return rc_;
-    if (flags & ~(WEFT_SEND_SYNC | WEFT_SEND_DONE_NULL))
+    if (flags & ~(WEFT_SEND_SYNC | WEFT_SEND_DONE_NULL | WEFT_SEND_FORWARD))
         return api_fail(Status(WEFT_ERR_BAD_PARAM, "weft_isend_ctx: unknown flags " + std::to_string(flags)));
     return e->isend(buf, len, dest, tag, context, flags, req, nullptr);
 }

@@ -118,6 +118,7 @@ struct Op {
     size_t length = 0;
     bool ack = false;
     bool sync = false;                     // TaggedSend: rendezvous, so it completes once matched
+    bool forward = false;                  // TaggedSend: WEFT_SEND_FORWARD (eager where it can)
     bool rendezvous = false;               // its Rts went out: counted in its peer's rndv_in_flight until it ends
     size_t sent = 0;                       // Cts mode: bytes sent so far
     size_t first = 0;                      // rendezvous: data bytes the Rts carried
@@ -241,6 +242,10 @@ struct PeerTraffic {
     // straight away: single_copy_from when set, else eager_limit.
     size_t single_copy_from = 0;
     size_t direct_max = 0;
+    // A forwarded send (WEFT_SEND_FORWARD) past eager_limit up to this goes
+    // eagerly when the module takes it at once: the module's own limit,
+    // where the connection's is lower; 0: none.
+    size_t forward_if_room = 0;
     uint32_t rndv_in_flight = 0;           // rendezvous sends to it not yet ended
     size_t inline_max = 0;
     size_t eager_outstanding = 0;          // sent, not yet credited back

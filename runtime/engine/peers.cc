@@ -77,6 +77,17 @@ size_t eager_if_room_for(const weft_btl_endpoint_t *ep, size_t user_cap, size_t 
     return limit > eager_limit ? limit : 0;
 }
 
+// How far a forwarded send (WEFT_SEND_FORWARD) may go eagerly when the
+// module takes it at once: the module's own limit (its caps), where the
+// connection's limits are lower; never against the user's
+// engine_base_eager_limit, only from a module with sendx.
+size_t forward_if_room_for(const weft_btl_endpoint_t *ep, size_t user_cap, size_t connection_max)
+{
+    if (user_cap || !WEFT_BTL_HAS_OP(ep->module, sendx))
+        return 0;
+    return ep->module->caps.eager_limit > connection_max ? ep->module->caps.eager_limit : 0;
+}
+
 // The connection's single-copy threshold (weft_btl_endpoint_t.
 // single_copy_from): only below eager_limit, never against the user's
 // engine_base_eager_limit.
@@ -112,6 +123,8 @@ bool Peers::connect_now(PeerTraffic &ps)
                               ? single_copy_from_for(ps.ep, eager_limit_cap_, ps.eager_limit)
                               : 0;
     ps.direct_max = ps.single_copy_from ? ps.single_copy_from : ps.eager_limit;
+    ps.forward_if_room = forward_if_room_for(ps.ep, eager_limit_cap_, std::max(ps.eager_limit, ps.eager_if_room));
+    ps.forward_if_room = std::min(ps.forward_if_room, frame_max);
     ps.inline_max = (WEFT_BTL_HAS_OP(ps.ep->module, sendi) && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
     ps.counters->eager_limit = ps.eager_limit;
     ps.counters->eager_if_room = ps.eager_if_room;

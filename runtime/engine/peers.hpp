@@ -35,6 +35,9 @@ size_t eager_if_room_for(const weft_btl_endpoint_t *ep, size_t user_cap, size_t 
 // The connection's weft_btl_endpoint_t.single_copy_from as the engine uses
 // it: 0 unless it lies below eager_limit and the user set no limit.
 size_t single_copy_from_for(const weft_btl_endpoint_t *ep, size_t user_cap, size_t eager_limit);
+// How far past the connection's limits a forwarded send may go eagerly
+// (PeerTraffic::forward_if_room); 0: not past them.
+size_t forward_if_room_for(const weft_btl_endpoint_t *ep, size_t user_cap, size_t connection_max);
 
 class Peers {
 public:
@@ -119,9 +122,15 @@ public:
     // the way; WEFT_ERR_AGAIN when it must take the queued path.
     // Always inlined: as a call of its own (GCC left it out of line once
     // it moved here) it cost about 40 instructions per round trip.
+    // max: the largest message to send now (direct_max; eager_limit for a
+    // forwarded send).
     [[gnu::always_inline]] int try_eager(PeerTraffic &ps, uint64_t bits, const void *buf, size_t len)
     {
-        if (ps.queue_head || !ps.control.empty() || !connected(ps) || len > ps.direct_max ||
+        return try_eager(ps, bits, buf, len, ps.direct_max);
+    }
+    [[gnu::always_inline]] int try_eager(PeerTraffic &ps, uint64_t bits, const void *buf, size_t len, size_t max)
+    {
+        if (ps.queue_head || !ps.control.empty() || !connected(ps) || len > max ||
             ps.eager_outstanding + len > eager_window_)
             return WEFT_ERR_AGAIN;
         const int rc = send_eager(ps, WEFT_PT_TAGGED, bits, {static_cast<const std::byte *>(buf), len});

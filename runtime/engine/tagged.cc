@@ -82,7 +82,10 @@ int Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint3
     // with WEFT_SEND_DONE_NULL no request either (the caller's wait on it is
     // then a null test: a window of MPI_Isend saved the request and the
     // weft_wait on it, about 45 instructions a message, callgrind).
-    const int eager = sync ? WEFT_ERR_AGAIN : peers_.try_eager(*ps, tag_bits(context, tag), buf, len);
+    const bool forward = flags & WEFT_SEND_FORWARD;
+    const int eager = sync ? WEFT_ERR_AGAIN
+                           : peers_.try_eager(*ps, tag_bits(context, tag), buf, len,
+                                              forward ? ps->eager_limit : ps->direct_max);
     if (eager == WEFT_SUCCESS && (flags & WEFT_SEND_DONE_NULL)) [[likely]] {
         *out = WEFT_REQUEST_NULL;
         return WEFT_SUCCESS;
@@ -108,6 +111,7 @@ int Engine::isend(const void *buf, size_t len, uint32_t dest, int32_t tag, uint3
     op->data = static_cast<const std::byte *>(buf);
     op->length = len;
     op->sync = sync;
+    op->forward = forward;
     if (ps->queue_head || !peers_.connected(*ps) || !start_op(*ps, op))
         peers_.enqueue(*ps, op);
     return WEFT_SUCCESS;

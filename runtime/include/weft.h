@@ -327,6 +327,13 @@ int weft_probe(uint32_t source, int32_t tag, weft_msg_status_t *status);
  * completed request: nothing to wait on or free. A send that is still on
  * its way, or that failed, gets a request as without the flag. */
 #define WEFT_SEND_DONE_NULL 0x2u
+/* weft_isend_ctx flag: the receiver waits for this message and passes it
+ * on (a broadcast's inner hop): it goes eagerly when the transport can
+ * take it now, even past the size from which a message on its own would
+ * go by single copy, and up to the transport's own eager limit where the
+ * connection's is lower. The handshake of a single copy would put a round
+ * trip on every hop of the chain. */
+#define WEFT_SEND_FORWARD 0x4u
 int weft_isend_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context, unsigned flags,
                    weft_request_t *req);
 int weft_send_ctx(const void *buf, size_t len, uint32_t dest, int32_t tag, uint32_t context);

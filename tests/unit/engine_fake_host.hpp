@@ -116,6 +116,10 @@ public:
         ops_.mem_deregister = mem_deregister;
         module_.caps.flags |= WEFT_BTL_FLAG_GET;
     }
+    // The module has sendx: it takes a frame at once (as send) whatever the
+    // flags; sendx_calls counts them.
+    void enable_sendx() { ops_.sendx = sendx; }
+    uint64_t sendx_calls = 0;
     // Completes the reads in flight with status (copying their data when
     // it is success); how many.
     size_t finish_gets(int status)
@@ -188,6 +192,11 @@ private:
         self->other->inbox_.push_back(std::move(frame));
         ++self->frames_sent;
         return WEFT_SUCCESS;
+    }
+    static int sendx(weft_btl_endpoint_t *ep, uint8_t am_id, const iovec *iov, int iovcnt, uint32_t)
+    {
+        ++of(ep->module)->sendx_calls;
+        return send(ep, am_id, iov, iovcnt);
     }
     static int get(weft_btl_endpoint_t *ep, void *local, size_t len, uint64_t remote, const void *, size_t,
                    weft_btl_rdma_cb_t cb, void *ctx)

@@ -420,14 +420,14 @@ protected:
     }
     // Sends len bytes from rank `from` to the other rank; true once both
     // ends completed with the bytes intact (reads finished as they come).
-    bool transfer(uint32_t from, size_t len)
+    bool transfer(uint32_t from, size_t len, unsigned send_flags = 0)
     {
         weft::engine::Engine &src = from ? *e1 : *e0, &dst = from ? *e0 : *e1;
         const std::vector<unsigned char> out = bytes_of_len(len);
         std::vector<unsigned char> in(len, 0);
         weft_request_t rh{}, sh{};
         if (!dst.irecv(in.data(), in.size(), from, 5, 0, &rh).ok() ||
-            !src.isend(out.data(), out.size(), 1 - from, 5, 0, 0, &sh).ok())
+            !src.isend(out.data(), out.size(), 1 - from, 5, 0, send_flags, &sh).ok())
             return false;
         Request *r = dst.request(rh), *s = src.request(sh);
         for (int pass = 0; pass < 100000 && !(r->done && s->done); ++pass) {
@@ -561,6 +561,56 @@ TEST_F(EndpointEagerLimit, PastSingleCopyFromALoneMessageTakesTheSingleCopyAndAW
     ASSERT_TRUE(transfer(0, kMid));
     EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 3u) << "alone again once the window's rendezvous ended";
     EXPECT_EQ(limit_of(0), kModuleLimit) << "the eager limit stays the module's";
+}
+
+// A forwarded send (WEFT_SEND_FORWARD: a broadcast's inner hop, whose
+// receiver waits for it) goes eagerly past single_copy_from even alone.
+TEST_F(EndpointEagerLimit, AForwardedSendGoesEagerlyPastSingleCopyFrom)
+{
+    single_copy_from = kEndpointLimit;
+    make(0, 0, true);
+    ASSERT_TRUE(transfer(0, kMid, WEFT_SEND_FORWARD));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 1u);
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 0u);
+    ASSERT_TRUE(transfer(0, kMid));
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 1u) << "the same message not forwarded: the single copy";
+}
+
+// Past the connection's own eager limit a forwarded send goes eagerly up to
+// the module's, when the module takes it at once (sendx); a plain send of
+// the same size goes by rendezvous, and without sendx so does a forwarded
+// one. Past the module's limit both go by rendezvous.
+TEST_F(EndpointEagerLimit, AForwardedSendGoesEagerlyUpToTheModulesLimitThroughSendx)
+{
+    make(kEndpointLimit, 0, true);
+    ASSERT_TRUE(transfer(0, kMid, WEFT_SEND_FORWARD));
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 1u) << "no sendx: no eager past the connection's limit";
+    e0.reset();
+    e1.reset();
+    host0.enable_sendx();
+    host1.enable_sendx();
+    make(kEndpointLimit, 0, true);
+    ASSERT_TRUE(transfer(0, kMid, WEFT_SEND_FORWARD));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 1u);
+    EXPECT_EQ(host0.sendx_calls, 1u);
+    ASSERT_TRUE(transfer(0, kModuleLimit, WEFT_SEND_FORWARD));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 2u) << "at the module's limit";
+    ASSERT_TRUE(transfer(0, kMid));
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 1u) << "not forwarded: the connection's limit";
+    ASSERT_TRUE(transfer(0, kModuleLimit + 1, WEFT_SEND_FORWARD));
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 2u) << "past the module's limit";
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 2u);
+}
+
+// The user's engine_base_eager_limit holds for forwarded sends too.
+TEST_F(EndpointEagerLimit, TheUsersEngineLimitHoldsForForwardedSends)
+{
+    host0.enable_sendx();
+    host1.enable_sendx();
+    make(0, kEndpointLimit, true);
+    ASSERT_TRUE(transfer(0, kMid, WEFT_SEND_FORWARD));
+    EXPECT_EQ(sent(0, WEFT_PROTO_EAGER), 0u);
+    EXPECT_EQ(sent(0, WEFT_PROTO_RNDV_RDMA), 1u);
 }
 
 // Where ranks share cores (progress mode yield or block) a lone message
