@@ -71,16 +71,26 @@ int coll_recv(const Comm &c, void *buf, size_t bytes, int from, int tag)
 }
 
 int coll_sendrecv(const Comm &c, const void *sbuf, size_t sbytes, int to, void *rbuf, size_t rbytes, int from,
-                  int tag)
+                  int tag, uint32_t send_flags)
 {
     weft_request_t r;
     if (int rc = coll_irecv(c, rbuf, rbytes, from, tag, &r))
         return rc;
+    weft_msg_status_t st{};
+    if (send_flags) {
+        weft_request_t s;
+        if (int rc = coll_isend(c, sbuf, sbytes, to, tag, &s, send_flags | WEFT_SEND_DONE_NULL)) {
+            weft_request_free(&r);
+            return rc;
+        }
+        const int src = wait_one(&s, &st);
+        const int rrc = wait_one(&r, &st);
+        return src != WEFT_SUCCESS ? src : rrc;
+    }
     if (int rc = coll_send(c, sbuf, sbytes, to, tag)) {
         weft_request_free(&r);
         return rc;
     }
-    weft_msg_status_t st{};
     return wait_one(&r, &st);
 }
 

@@ -551,8 +551,9 @@ int coll_recv(const Comm &c, void *buf, size_t bytes, int from, int tag);
 int coll_isend(const Comm &c, const void *buf, size_t bytes, int to, int tag, weft_request_t *r,
                uint32_t flags = 0);
 int coll_irecv(const Comm &c, void *buf, size_t bytes, int from, int tag, weft_request_t *r);
+// send_flags: weft_isend_ctx's for the send (WEFT_SEND_FORWARD).
 int coll_sendrecv(const Comm &c, const void *sbuf, size_t sbytes, int to, void *rbuf, size_t rbytes, int from,
-                  int tag);
+                  int tag, uint32_t send_flags = 0);
 // Waits for every request; the first failure's weft status.
 int coll_waitall(std::vector<weft_request_t> &reqs);
 // Waits for a weft request; while windows are open, serving them meanwhile.

@@ -249,31 +249,36 @@ int stream_recv(Endpoint &ep, std::span<std::byte> data, bool block);
 // A ring chunk of len bytes that fill(dst) writes, published: 0, -EAGAIN
 // when the ring is full, -ECONNRESET when the peer is gone, -EMSGSIZE.
 template <class Fill>
-[[gnu::always_inline]] inline int send_chunk(Endpoint &ep, ChunkType type, uint8_t tag, size_t len, Fill fill)
+[[gnu::always_inline]] inline int send_chunk(Endpoint &ep, ChunkType type, uint8_t tag, size_t len, Fill fill,
+                                             bool continues = false)
 {
     if (len > ep.tx.max_chunk())
         return -EMSGSIZE;
     if (!ep.tx.has_room(len))
         return ep.peer_closed() ? -ECONNRESET : -EAGAIN;
-    fill(ep.tx.reserve(len).data());
+    fill(ep.tx.reserve(len, continues).data());
     ep.tx.publish(type, tag);
     return 0;
 }
 
 // Framed message of an internal user (type >= kFirstUserType), in pieces
-// copied one after the other: as send_chunk.
+// copied one after the other: as send_chunk (continues: a fragment after
+// a message's first, see RingProducer::reserve).
 inline int try_send_message(Endpoint &ep, uint8_t type, uint8_t tag,
-                            std::span<const std::span<const std::byte>> pieces)
+                            std::span<const std::span<const std::byte>> pieces, bool continues = false)
 {
     size_t len = 0;
     for (auto p : pieces)
         len += p.size();
-    return send_chunk(ep, static_cast<ChunkType>(type), tag, len, [pieces](std::byte *dst) {
-        for (auto p : pieces) {
-            weft::cutil::copy_bytes(dst, p.data(), p.size());
-            dst += p.size();
-        }
-    });
+    return send_chunk(
+        ep, static_cast<ChunkType>(type), tag, len,
+        [pieces](std::byte *dst) {
+            for (auto p : pieces) {
+                weft::cutil::copy_bytes(dst, p.data(), p.size());
+                dst += p.size();
+            }
+        },
+        continues);
 }
 
 // The same for a message in two pieces (a header and its payload): one that

@@ -36,7 +36,8 @@ struct Ring {
     bool cell_path = false;
     uint64_t cell_sends = 0;
 
-    bool send(uint64_t value, size_t len = sizeof(uint64_t))
+    // continues: a fragment after a message's first (RingProducer::reserve).
+    bool send(uint64_t value, size_t len = sizeof(uint64_t), bool continues = false)
     {
         if (cell_path && len <= kCellPayload) {
             std::byte buf[kCellPayload];
@@ -51,7 +52,7 @@ struct Ring {
         }
         if (!producer.has_room(len))
             return false;
-        auto dst = producer.reserve(len);
+        auto dst = producer.reserve(len, continues);
         std::memset(dst.data(), static_cast<int>(value & 0xff), len);
         std::memcpy(dst.data(), &value, std::min(len, sizeof value));
         producer.publish(static_cast<ChunkType>(kFirstUserType), 7);
@@ -149,6 +150,37 @@ TEST(ScifRing, RoomForSeveralChunksCountsThePadBackToCellZero)
     for (size_t i = 0; i < fit; ++i)
         ASSERT_TRUE(r.send(10 + i, kLen)) << i;
     EXPECT_FALSE(r.producer.has_room(kLen));
+}
+
+// Streamed messages (fragments published one by one, each read while the
+// next is written) that the consumer keeps up with stay near the hot cells
+// too: the producer looks for an empty ring where a message starts, not at
+// a later fragment, where the consumer still has the one before to read.
+// Looked at there, the ring was never empty and the next look came after
+// the next message's start: such traffic walked all 2 MiB of the ring.
+TEST(ScifRing, StreamedMessagesTheConsumerKeepsUpWithStayNearTheHotCells)
+{
+    Ring r(32768);
+    constexpr size_t kFragment = 2056;   // 2 KiB and a header: 33 cells
+    constexpr int kFragments = 3;   // a look past kHotCells first falls on a later fragment
+    size_t furthest = 0;
+    uint64_t got = 0;
+    size_t off = 0;
+    for (uint64_t m = 0; m < 1000; ++m) {
+        for (int f = 0; f < kFragments; ++f) {
+            const uint64_t value = m * kFragments + f;
+            ASSERT_TRUE(r.send(value, kFragment, f > 0)) << value;
+            if (f > 0) {   // the fragment before, while this one is in
+                ASSERT_TRUE(r.take(&got, &off));
+                ASSERT_EQ(got, value - 1);
+                furthest = std::max(furthest, off);
+            }
+        }
+        ASSERT_TRUE(r.take(&got, &off));   // the last: caught up
+        ASSERT_EQ(got, m * kFragments + kFragments - 1);
+        furthest = std::max(furthest, off);
+    }
+    EXPECT_LE(furthest, size_t{kHotCells + kFragments * cells_for(kFragment)} * kCell);
 }
 
 // A small chunk, once published, claims the kClaimAheadCells cells after it
