@@ -280,10 +280,10 @@ int alltoall_small(const Ctx &cx, const void *sendbuf, int sendcount, MPI_Dataty
 // The sends are forwarded ones (WEFT_SEND_FORWARD): each child waits for
 // the data and passes it on, so they go eagerly where the transport can,
 // up to its own eager limit (64 KiB through btl/scif's 2 MiB rings), not
-// by a single copy's handshake. 16 ranks on that host, single copy from
-// 8 KiB (its cheap policy) against eager to 32 KiB and if room to 64 KiB
-// (the dear one): 16 KiB 18.0 against 13.1 us, 32 KiB 32.8 against 19.2,
-// 64 KiB 38.4 against 30.8 (MPICH 16.8, 26.5, 41.4; 2 jobs each).
+// by a single copy's handshake. 16 ranks on that host (btl/scif's single
+// copy from 8 KiB), 16, 32, 64 KiB: 18.0, 32.8, 38.4 us before, 12.0-14.3,
+// 16.7-19.6, 27.5-36.0 forwarded in four runs (MPICH 15.5-17.3,
+// 24.5-26.6, 39.1-42.5).
 constexpr size_t kBcastPostTogetherMax = 64 * 1024;
 int bcast_binomial(const Comm &c, void *buf, size_t bytes, int root, int tag)
 {
