@@ -137,7 +137,8 @@ void ScifModule::choose_eager_limit(ScifEndpoint &ep) const
 
 void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
 {
-    populating_ = true;   // its rings may have pages to fault in
+    populating_ = hot_pending_ = true;   // its rings may have pages to fault in
+    idle_streak_ = 0;
     ep.phase = EpPhase::connected;
     ep.c.state = WEFT_BTL_EP_CONNECTED;
     choose_eager_limit(ep);
