@@ -137,8 +137,7 @@ void ScifModule::choose_eager_limit(ScifEndpoint &ep) const
 
 void ScifModule::connected(ScifEndpoint &ep, int *events, bool announce)
 {
-    populating_ = hot_pending_ = true;   // its rings may have pages to fault in
-    idle_streak_ = 0;
+    populating_ = true;   // its rings may have pages to fault in
     ep.phase = EpPhase::connected;
     ep.c.state = WEFT_BTL_EP_CONNECTED;
     choose_eager_limit(ep);

@@ -464,46 +464,26 @@ int ScifModule::progress()
     // sweep is the safety net. An idle poll then costs no scan.
     if (events > 0 || rounds_ % 64 == 0)
         reap();
-    if (populating_) [[unlikely]] {
-        if (events == 0 && delivered == 0) {
-            const bool long_idle = ++idle_streak_ >= kPopulateWholeAfterIdleRounds;
-            if (hot_pending_ || long_idle)
-                populate_some(long_idle);
-        } else {
-            idle_streak_ = 0;
-        }
-    }
+    if (populating_ && events == 0 && delivered == 0) [[unlikely]]
+        populate_some();
     in_progress_ = false;
     return events + delivered;
 }
 
 // One chunk of one new connection's rings, in a round with nothing else to
 // do: 32 KiB (8 pages) is a few microseconds, so a message that lands
-// meanwhile waits little. First each ring's hot region (the 64 KiB where
-// traffic the consumer keeps up with stays, and the chunk that crosses its
-// end: 4 rounds a ring), in any idle round; the rest of the two 2 MiB
-// rings (124 rounds more) only once the process has found nothing to do
-// kPopulateWholeAfterIdleRounds times in a row, a real wait. A rank's
-// short waits inside a benchmark's loop were its idle rounds too: 2 ranks
-// on the VM, osu_barrier of 300 iterations took 4.0-4.2 us a call
-// against 0.64-0.72 over 3,000 (Open MPI: 0.6), and each 16-rank OSU
-// job's first size was its slowest on the 16-core host. A burst past the
-// hot region before such a wait faults its pages in on its first lap.
-void ScifModule::populate_some(bool whole_rings)
+// meanwhile waits little, and the two 2 MiB rings take 128 idle rounds.
+void ScifModule::populate_some()
 {
     constexpr size_t kChunk = 32 * 1024;
-    constexpr size_t kHotRegion = sc::kRingHeaderBytes + 2 * size_t{sc::kHotCells} * sc::kCell;
-    const size_t prefix = whole_rings ? SIZE_MAX : kHotRegion;
     for (auto &e : endpoints_) {
         sc::Endpoint *s = e->epd >= 0 ? sc::lookup(e->epd) : nullptr;
-        if (s && s->state == sc::State::connected && s->populate_pending(prefix)) {
-            sc::populate_rings_step(*s, kChunk, prefix);
+        if (s && s->state == sc::State::connected && s->populate_pending()) {
+            sc::populate_rings_step(*s, kChunk);
             return;
         }
     }
-    hot_pending_ = false;
-    if (whole_rings)
-        populating_ = false;
+    populating_ = false;
 }
 
 void ScifModule::watch(int epd)

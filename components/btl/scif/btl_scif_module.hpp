@@ -175,10 +175,6 @@ enum HelloAnswer : uint8_t { kAccept = 0, kDuplicate = 1, kRefuse = 2 };
 // side reaches the other (its probe word read back), so the other's large
 // data may wait in place for this side to read it. Absent: it may not.
 inline constexpr uint8_t kHelloReadsPeer = 1;
-// Idle progress rounds in a row after which the rest of new connections'
-// rings (past their hot regions) is mapped in (ScifModule::populate_some):
-// a wait of tens of microseconds, longer than a benchmark loop's waits.
-inline constexpr unsigned kPopulateWholeAfterIdleRounds = 1024;
 
 enum class EpPhase {
     connecting,      // ours: the scif connect is not acked yet
@@ -348,13 +344,9 @@ private:
     std::vector<Completion> completions_;
     bool in_progress_ = false;
     // Some connection's rings still have pages to fault in
-    // (sc::populate_rings_step), done in rounds that found nothing: each
-    // ring's hot region in any such round (hot_pending_), the rest only
-    // after idle_streak_ such rounds in a row (see populate_some).
+    // (sc::populate_rings_step), done in rounds that found nothing.
     bool populating_ = false;
-    bool hot_pending_ = false;
-    unsigned idle_streak_ = 0;
-    void populate_some(bool whole_rings);
+    void populate_some();
     bool sized_ = false;                // size_for_job() ran
     unsigned long rounds_ = 0;
     uint8_t secret_[kSecretBytes] = {};   // in our card; connectors present it

@@ -212,8 +212,8 @@ void touch_receive_ring(Endpoint &ep, bool connector, uint32_t cells)
     std::byte *send_ring = ep.segment.data() + (connector ? l.c2s : l.s2c);
     const size_t bytes = kRingHeaderBytes + size_t{cells} * kCell;
     if (!several_numa_nodes()) {
-        ep.populate[0] = {ring, ring, ring + bytes};
-        ep.populate[1] = {send_ring, send_ring, send_ring + bytes};
+        ep.populate[0] = {ring, ring + bytes};
+        ep.populate[1] = {send_ring, send_ring + bytes};
         return;
     }
     std::memset(ring + kRingHeaderBytes, 0, size_t{cells} * kCell);
@@ -706,18 +706,18 @@ int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out,
     }
 }
 
-bool populate_rings_step(Endpoint &ep, size_t max_bytes, size_t prefix)
+bool populate_rings_step(Endpoint &ep, size_t max_bytes)
 {
     auto *r = &ep.populate[0];
-    if (r->at >= r->until(prefix))
+    if (r->at >= r->end)
         r = &ep.populate[1];
-    if (r->at >= r->until(prefix))
+    if (r->at >= r->end)
         return false;
     // madvise wants a page-aligned start; the page before is the ring's
     // header or the other ring's last page, already in use.
     const uintptr_t page = 4096;
     auto *from = reinterpret_cast<std::byte *>(reinterpret_cast<uintptr_t>(r->at) & ~(page - 1));
-    const size_t len = std::min<size_t>(max_bytes, static_cast<size_t>(r->until(prefix) - from));
+    const size_t len = std::min<size_t>(max_bytes, static_cast<size_t>(r->end - from));
 #ifdef MADV_POPULATE_WRITE
     // Faults the pages in writable without writing them (Linux 5.14 on).
     if (::madvise(from, len, MADV_POPULATE_WRITE) != 0) {
@@ -730,7 +730,7 @@ bool populate_rings_step(Endpoint &ep, size_t max_bytes, size_t prefix)
 #else
     r->at = r->end;
 #endif
-    return ep.populate_pending(prefix);
+    return ep.populate_pending();
 }
 
 void commit_receive_ring(Endpoint &ep)

@@ -136,19 +136,12 @@ public:
     // peer's receive ring, whose pages this process must map too: each
     // first store to one of them faults in the middle of a message.
     struct PopulateRange {
-        std::byte *begin = nullptr, *at = nullptr, *end = nullptr;
-        // Where a step limited to each ring's first `prefix` bytes stops.
-        std::byte *until(size_t prefix) const
-        {
-            return static_cast<size_t>(end - begin) > prefix ? begin + prefix : end;
-        }
+        std::byte *at = nullptr, *end = nullptr;
     };
     std::array<PopulateRange, 2> populate{};
-    // Pages left to map in within each ring's first `prefix` bytes (all of
-    // them by default).
-    bool populate_pending(size_t prefix = SIZE_MAX) const
+    bool populate_pending() const
     {
-        return populate[0].at < populate[0].until(prefix) || populate[1].at < populate[1].until(prefix);
+        return populate[0].at < populate[0].end || populate[1].at < populate[1].end;
     }
     // Listening endpoints: what they accept, and the connections whose
     // connect_req has not arrived yet (see AcceptPolicy).
@@ -213,9 +206,8 @@ int accept_one(Endpoint &lis, bool block, std::unique_ptr<Endpoint> *out,
 // the connector may send more than its first message.
 void commit_receive_ring(Endpoint &ep);
 // Faults in the next max_bytes of the rings' pages in this process
-// (without changing them: the peer may be writing), within each ring's
-// first `prefix` bytes; true while some remain there.
-bool populate_rings_step(Endpoint &ep, size_t max_bytes, size_t prefix = SIZE_MAX);
+// (without changing them: the peer may be writing); true while some remain.
+bool populate_rings_step(Endpoint &ep, size_t max_bytes);
 
 // ---- descriptors from a peer ------------------------------------------------
 // A memfd of exactly len bytes, sealed against shrinking, growing and more

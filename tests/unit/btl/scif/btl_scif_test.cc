@@ -776,16 +776,12 @@ TEST_F(BtlScif, ASideThatCannotReadItsPeerGetsItsLargeMessagesInFragments)
     EXPECT_TRUE(r.empty()) << r;
 }
 
-// This process's mappings of btl/scif ring segments (memfds named
-// weft-scif), by /proc/self/pagemap's present bit.
-struct RingPages {
-    int mappings = 0;   // segments seen
-    long present = 0, missing = 0;
-    bool readable = true;   // false: maps or pagemap cannot be read
-};
-RingPages ring_pages()
+// Pages of this process's mappings of btl/scif ring segments (memfds named
+// weft-scif) that are not mapped in yet, by /proc/self/pagemap's present
+// bit; *mappings counts the segments seen. -1: pagemap cannot be read.
+long unmapped_ring_pages(int *mappings)
 {
-    RingPages out;
+    *mappings = 0;
     std::FILE *maps = std::fopen("/proc/self/maps", "re");
     const int pagemap = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     if (!maps || pagemap < 0) {
@@ -793,29 +789,31 @@ RingPages ring_pages()
             std::fclose(maps);
         if (pagemap >= 0)
             ::close(pagemap);
-        out.readable = false;
-        return out;
+        return -1;
     }
     const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    long missing = 0;
     char line[512];
-    while (out.readable && std::fgets(line, sizeof line, maps)) {
+    while (std::fgets(line, sizeof line, maps)) {
         uintptr_t lo = 0, hi = 0;
         if (!std::strstr(line, "memfd:weft-scif") || std::sscanf(line, "%lx-%lx", &lo, &hi) != 2)
             continue;
-        ++out.mappings;
+        ++*mappings;
         for (uintptr_t a = lo; a < hi; a += page) {
             uint64_t entry = 0;
             if (::pread(pagemap, &entry, sizeof entry, static_cast<off_t>(a / page * sizeof entry)) !=
                 static_cast<ssize_t>(sizeof entry)) {
-                out.readable = false;
+                missing = -1;
                 break;
             }
-            ++((entry >> 63) ? out.present : out.missing);
+            missing += (entry >> 63) == 0;
         }
+        if (missing < 0)
+            break;
     }
     std::fclose(maps);
     ::close(pagemap);
-    return out;
+    return missing;
 }
 
 // Where this host places nothing (one NUMA node) and the kernel populates
@@ -845,11 +843,8 @@ std::string populate_applies()
 // Both rings of a connection get mapped into each process while it idles,
 // the one it sends on too: a first store to a page of the peer's receive
 // ring faults in this process, and the first lap of streamed messages paid
-// one fault a page (1,043 on a 2-rank allgather of 8 KiB). Short waits map
-// only each ring's hot region: a benchmark loop's waits mapped all 4 MiB
-// (2 ranks on the VM: osu_barrier of 300 iterations 4.0-4.2 us a call, 0.23-0.26
-// with the hot regions only); a long wait maps the rest.
-TEST_F(BtlScif, IdleRoundsMapTheHotRegionsThenAfterALongWaitBothRingsIn)
+// one fault a page (1,043 on a 2-rank allgather of 8 KiB).
+TEST_F(BtlScif, IdleRoundsMapBothRingsIn)
 {
     if (std::string why = populate_applies(); !why.empty())
         GTEST_SKIP() << why;
@@ -864,30 +859,16 @@ TEST_F(BtlScif, IdleRoundsMapTheHotRegionsThenAfterALongWaitBothRingsIn)
         } else if (!h.progress_until([&] { return !h.deliveries.empty(); })) {
             return "no message: " + h.failure();
         }
+        int mappings = 0;
+        long missing = -1;
+        h.progress_until([&] { return (missing = unmapped_ring_pages(&mappings)) == 0 && mappings > 0; });
         const std::string side = ctx.side == Side::parent ? "connector: " : "acceptor: ";
-        // A short wait maps in each ring's hot region (64 KiB and a chunk
-        // past it: 32 pages), not the rest of the two 2 MiB rings.
-        constexpr long kHotPages = 2 * 32, kSegmentHeaderPages = 4;
-        for (int round = 0; round < 512; ++round)
-            if (h.progress_once() < 0)
-                return side + "progress failed";
-        RingPages pages = ring_pages();
-        if (!pages.readable)
+        if (missing < 0)
             return side + "cannot read /proc/self/pagemap";
-        if (pages.present < kHotPages || pages.present > kHotPages + kSegmentHeaderPages + 4)
-            return side + std::to_string(pages.present) + " pages mapped after 512 idle rounds, not the " +
-                   std::to_string(kHotPages) + " of the hot regions";
-        // A long one maps in the rest.
-        h.progress_until([&] {
-            pages = ring_pages();
-            return !pages.readable || (pages.missing == 0 && pages.mappings > 0);
-        });
-        if (!pages.readable)
-            return side + "cannot read /proc/self/pagemap";
-        if (pages.mappings == 0)
+        if (mappings == 0)
             return side + "no weft-scif segment is mapped";
-        if (pages.missing > 0)
-            return side + std::to_string(pages.missing) + " pages of the ring segment never mapped in";
+        if (missing > 0)
+            return side + std::to_string(missing) + " pages of the ring segment never mapped in";
         // Neither side finalizes before the other has looked.
         if (!ctx.channel.send(std::string("mapped")))
             return side + "cannot tell the peer";
