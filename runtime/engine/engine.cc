@@ -115,7 +115,7 @@ bool Engine::start_put(PeerTraffic &ps, Op *op)
         // Past the eager limit but within the connection's eager-if-room
         // range (for a forwarded send, the module's): eager if the module
         // takes it whole now, else rendezvous.
-        const size_t if_room = op->forward ? std::max(ps.eager_if_room, ps.forward_if_room) : ps.eager_if_room;
+        const size_t if_room = op->forward ? ps.forward_if_room : ps.eager_if_room;
         if (in_window && op->length <= if_room)
             rc = send_put_frame<true>(ps, op);
         if (rc == WEFT_ERR_AGAIN) {

@@ -242,9 +242,8 @@ struct PeerTraffic {
     // straight away: single_copy_from when set, else eager_limit.
     size_t single_copy_from = 0;
     size_t direct_max = 0;
-    // A forwarded send (WEFT_SEND_FORWARD) past eager_limit up to this goes
-    // eagerly when the module takes it at once: the module's own limit,
-    // where the connection's is lower; 0: none.
+    // eager_if_room for a forwarded send (WEFT_SEND_FORWARD): the module's
+    // own limit where the connection's limits are lower, else the same.
     size_t forward_if_room = 0;
     uint32_t rndv_in_flight = 0;           // rendezvous sends to it not yet ended
     size_t inline_max = 0;

@@ -123,8 +123,9 @@ bool Peers::connect_now(PeerTraffic &ps)
                               ? single_copy_from_for(ps.ep, eager_limit_cap_, ps.eager_limit)
                               : 0;
     ps.direct_max = ps.single_copy_from ? ps.single_copy_from : ps.eager_limit;
-    ps.forward_if_room = forward_if_room_for(ps.ep, eager_limit_cap_, std::max(ps.eager_limit, ps.eager_if_room));
-    ps.forward_if_room = std::min(ps.forward_if_room, frame_max);
+    const size_t module_if_room =
+        forward_if_room_for(ps.ep, eager_limit_cap_, std::max(ps.eager_limit, ps.eager_if_room));
+    ps.forward_if_room = std::max(ps.eager_if_room, std::min(module_if_room, frame_max));
     ps.inline_max = (WEFT_BTL_HAS_OP(ps.ep->module, sendi) && (caps.flags & WEFT_BTL_FLAG_INLINE)) ? caps.inline_max : 0;
     ps.counters->eager_limit = ps.eager_limit;
     ps.counters->eager_if_room = ps.eager_if_room;
