@@ -60,6 +60,11 @@ const weft::cutil::ParamSpec kParams[] = {
      "btl_scif_stream_fragment, of btl_scif_stream_fragment bytes past it), each published as "
      "soon as it is written, so the receiver copies one out while the next goes in; shorter ones "
      "are one chunk, copied in whole first (1k to 16M)."},
+    {"stream_reply_from", WEFT_PARAM_SIZE, "3k", WEFT_LEVEL_TUNER_DETAIL,
+     "Eager messages longer than this that answer the peer (nothing sent on the connection since "
+     "its last message came) are streamed too, in two fragments up to 4k: the peer most likely "
+     "waits for them. Messages sent one after another stay one chunk up to btl_scif_stream_from "
+     "(1k to 16M; at or above btl_scif_stream_from it changes nothing)."},
     {"stream_fragment", WEFT_PARAM_SIZE, "16k", WEFT_LEVEL_TUNER_DETAIL,
      "Data bytes per fragment of a streamed message longer than this (4k to 1M; at most what one "
      "ring chunk holds): smaller fragments start the receiver's copy sooner, larger ones cost "
@@ -137,10 +142,14 @@ int read_config(const weft_host_t *host, ScifConfig *config)
     if (max_pending < 1 || max_pending > 65536)
         return refuse(host, "btl_scif_max_pending", static_cast<uint64_t>(max_pending), "1 to 65536");
     uint64_t stream_from = config->stream_from, stream_fragment = config->stream_fragment;
+    uint64_t stream_reply_from = config->stream_reply_from;
     host->param_get_size("btl_scif_stream_from", &stream_from);
+    host->param_get_size("btl_scif_stream_reply_from", &stream_reply_from);
     host->param_get_size("btl_scif_stream_fragment", &stream_fragment);
     if (stream_from < 1024 || stream_from > (uint64_t{16} << 20))
         return refuse(host, "btl_scif_stream_from", stream_from, "1k to 16M");
+    if (stream_reply_from < 1024 || stream_reply_from > (uint64_t{16} << 20))
+        return refuse(host, "btl_scif_stream_reply_from", stream_reply_from, "1k to 16M");
     if (stream_fragment < 4096 || stream_fragment > (uint64_t{1} << 20))
         return refuse(host, "btl_scif_stream_fragment", stream_fragment, "4k to 1M");
     double call_us = config->single_copy_call_us;
@@ -150,6 +159,7 @@ int read_config(const weft_host_t *host, ScifConfig *config)
                       "0 to 1000000");
     config->single_copy_call_us = call_us;
     config->stream_from = stream_from;
+    config->stream_reply_from = stream_reply_from;
     config->stream_fragment = stream_fragment;
     config->max_ring_size = max_ring;
     config->handshake_timeout = handshake;

@@ -75,7 +75,10 @@ int ScifModule::send(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, i
     }
     if (ep.phase == EpPhase::connected && ep.pending.empty()) {
         sc::Endpoint *s = sc::lookup(ep.epd);
-        if (total > config_.stream_from && iovcnt <= kMaxStreamPieces) {
+        const bool streamed = streams(ep, *s, total);
+        if (total > config_.stream_reply_from)
+            ep.answer_mark = sc::received_mark(*s);
+        if (streamed && iovcnt <= kMaxStreamPieces) {
             const int rc = stream(ep, *s, am_id, iov, iovcnt, total);
             if (rc != WEFT_ERR_AGAIN)
                 return rc;
@@ -135,7 +138,7 @@ int ScifModule::sendx(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, 
     // As send() will cut it: one chunk, or stream()'s fragments (the first
     // also carries the 8-byte total).
     size_t count = 1, len = total;
-    if (total > config_.stream_from) {
+    if (streams(ep, *s, total)) {
         len = stream_fragment(*s, total);
         count = (total + len - 1) / len;
         len += sizeof(uint64_t);
@@ -149,9 +152,30 @@ int ScifModule::sendx(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, 
 
 size_t ScifModule::stream_fragment(const sc::Endpoint &s, size_t total) const
 {
-    const size_t want =
-        total > config_.stream_fragment ? config_.stream_fragment : ScifConfig::kStreamSmallFragment;
+    constexpr size_t kSmall = ScifConfig::kStreamSmallFragment;
+    size_t want = total > config_.stream_fragment ? config_.stream_fragment : kSmall;
+    // Up to two small fragments and a little: two halves of whole cache
+    // lines. Cut by kSmall, a 4 KiB message and the runtime's header left a
+    // last fragment of 8 bytes, a handoff that carried nothing.
+    if (total <= 2 * kSmall + kSmall / 8)
+        want = ((total + 1) / 2 + sc::kCell - 1) / sc::kCell * sc::kCell;
     return std::min(want, sc::max_message(s) - sizeof(uint64_t));
+}
+
+int ScifModule::send_larger(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
+                            const void *payload, size_t payload_len)
+{
+    sc::Endpoint &s = *sc::lookup(ep.epd);
+    if (!streams(ep, s, hdr_len + payload_len))
+        return send_whole(s, am_id, hdr, hdr_len, payload, payload_len);
+    const iovec iov[2] = {{const_cast<void *>(hdr), hdr_len}, {const_cast<void *>(payload), payload_len}};
+    return send(ep, am_id, hdr_len ? iov : iov + 1, hdr_len ? 2 : 1);
+}
+
+bool ScifModule::streams(const ScifEndpoint &ep, const sc::Endpoint &s, size_t total) const
+{
+    return total > config_.stream_from ||
+           (total > config_.stream_reply_from && ep.answer_mark != sc::received_mark(s));
 }
 
 // Writes a message as fragments straight from the caller's buffers, each

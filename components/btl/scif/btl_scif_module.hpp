@@ -45,6 +45,7 @@
 // connection and adopts it into the endpoint the runtime already holds.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -120,7 +121,7 @@ struct ScifConfig {
     // them straight in the runtime's buffer (upcalls.place). Up to 32 KiB
     // this beats the rendezvous's single copy, whose process_vm_readv costs
     // 2-5 us before it copies anything (measured: docs/transports.md).
-    // sendi() takes messages up to stream_from only.
+    // sendi() takes messages up to stream_from (and stream_reply_from) only.
     //
     // A message no longer than one stream_fragment goes as fragments of
     // kStreamSmallFragment bytes. A 5-16 KiB chunk was copied in whole
@@ -140,6 +141,17 @@ struct ScifConfig {
     size_t stream_from = 5 * 1024;
     size_t stream_fragment = 16 * 1024;
     static constexpr size_t kStreamSmallFragment = 2 * 1024;
+    // A message that answers the peer (nothing sent on the connection since
+    // the peer's last message came) streams from stream_reply_from on, in
+    // two fragments up to 2 x kStreamSmallFragment: its receiver most likely
+    // waits for it and copies the first half out while the second goes in.
+    // A message that follows our own send stays one chunk up to stream_from:
+    // its receiver is most likely still busy with the one before, and each
+    // fragment is a handoff. Measured on a 2-vCPU Xeon VM (weft_bench, 6
+    // alternated jobs, against one chunk): streamed always, ping-pong 3 KiB
+    // 0.95, 3.5 KiB 0.94, 4 KiB 0.87, but windows of 64 at 3-3.5 KiB 0.85-
+    // 0.87 the rate; 2.5 KiB in two fragments was 1.03-1.06 the time.
+    size_t stream_reply_from = 3 * 1024;
     size_t max_ring_size = 0;        // largest ring accepted; 0: ring_size
     double handshake_timeout = 10;   // seconds to the hello
     size_t max_pending = 64;         // unauthenticated connections at once
@@ -232,6 +244,10 @@ struct ScifEndpoint : weft::btl::EndpointBase {
     size_t reasm_total = 0;
     uint8_t reasm_am = 0;
     bool reasm_active = false;
+    // weft::scif::received_mark at our last send past stream_reply_from: a
+    // mark that moved since means the peer spoke since, and the next such
+    // send answers it (ScifConfig::stream_reply_from).
+    uint64_t answer_mark = ~uint64_t{0};
 };
 
 struct Completion {
@@ -270,8 +286,8 @@ public:
     // accepted and kept in order (that satisfies it).
     int sendx(ScifEndpoint &ep, uint8_t am_id, const struct iovec *iov, int iovcnt, uint32_t flags);
     // Inline, in btl_scif_sendi.hpp (every file of the module includes it).
-    inline int sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
-                     const void *payload, size_t payload_len);
+    [[gnu::always_inline]] inline int sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
+                                            const void *payload, size_t payload_len);
     int rdma(ScifEndpoint &ep, bool is_put, void *local, size_t len, uint64_t remote_addr,
              const void *rkey, size_t rkey_len, weft_btl_rdma_cb_t cb, void *cb_ctx);
     int mem_register(void *addr, size_t len, weft_btl_reg_t *reg);
@@ -305,6 +321,22 @@ private:
     void connected(ScifEndpoint &ep, int *events, bool announce);
     int stream(ScifEndpoint &ep, weft::scif::Endpoint &s, uint8_t am_id, const struct iovec *iov, int iovcnt,
                size_t total);
+    // Does a message of total bytes go as fragments (stream()) on ep, whose
+    // connection is s, now?
+    bool streams(const ScifEndpoint &ep, const weft::scif::Endpoint &s, size_t total) const;
+    // sendi's limit: what never streams. An answer past stream_reply_from
+    // streams, and send() is where that is decided (in sendi the test cost
+    // every send about 20 instructions, callgrind, 1 KiB ping-pong).
+    size_t inline_max() const { return std::min(config_.eager_limit, config_.stream_from); }
+    // sendi past stream_reply_from: an answer through send(), which streams
+    // it; else whole, as sendi sends (send_whole).
+    [[gnu::noinline]] int send_larger(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
+                                      const void *payload, size_t payload_len);
+    // One chunk (or the duplex line, or a cell) on a connected endpoint with
+    // nothing queued: sendi's send. Inline, in btl_scif_sendi.hpp.
+    [[gnu::always_inline]] inline int send_whole(weft::scif::Endpoint &s, uint8_t am_id, const void *hdr,
+                                                 size_t hdr_len, const void *payload, size_t payload_len);
+
     // Data bytes per fragment stream() writes on s (the first fragment also
     // carries the message's 8-byte total); sendx() sizes its room check by it.
     size_t stream_fragment(const weft::scif::Endpoint &s, size_t total) const;

@@ -21,11 +21,20 @@ inline int ScifModule::sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, s
     // The usual state in one test; the rest sorted out apart.
     if (ep.phase != EpPhase::connected || ep.closing || !ep.pending.empty()) [[unlikely]]
         return ep.closing || ep.phase == EpPhase::dead ? WEFT_ERR_UNREACHABLE : WEFT_ERR_AGAIN;
-    weft::scif::Endpoint *s = weft::scif::lookup(ep.epd);
-    int rc = weft::scif::try_send_message(*s, kAm, am_id, bytes(hdr, hdr_len), bytes(payload, payload_len));
+    // Past stream_reply_from a message may stream (an answer): decided out
+    // of line, so that the small message's path stays as it was.
+    if (hdr_len + payload_len > config_.stream_reply_from) [[unlikely]]
+        return send_larger(ep, am_id, hdr, hdr_len, payload, payload_len);
+    return send_whole(*weft::scif::lookup(ep.epd), am_id, hdr, hdr_len, payload, payload_len);
+}
+
+inline int ScifModule::send_whole(weft::scif::Endpoint &s, uint8_t am_id, const void *hdr, size_t hdr_len,
+                                  const void *payload, size_t payload_len)
+{
+    int rc = weft::scif::try_send_message(s, kAm, am_id, bytes(hdr, hdr_len), bytes(payload, payload_len));
     if (rc == 0) {
-        if (s->tx.consumer_sleeps())
-            weft::scif::notify(*s);
+        if (s.tx.consumer_sleeps())
+            weft::scif::notify(s);
         return WEFT_SUCCESS;
     }
     // A full ring's AGAIN is not counted here: counting needs this module

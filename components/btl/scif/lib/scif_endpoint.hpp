@@ -306,6 +306,10 @@ inline bool peek_message(Endpoint &ep, Chunk *out, bool *from_duplex)
     return peek_message(ep.rx, ep.duplex, out, from_duplex);
 }
 
+// Grows whenever a message of the peer is consumed, from the ring or the
+// duplex line; private counters only, no shared line.
+inline uint64_t received_mark(const Endpoint &ep) { return ep.rx.position() + ep.duplex.taken(); }
+
 // Largest message try_send_message() takes on ep.
 size_t max_message(const Endpoint &ep);
 

@@ -499,6 +499,78 @@ TEST_F(BtlScif, StreamedMessagesLandWhereTheRuntimePlacesThem)
     EXPECT_TRUE(r.empty()) << r;
 }
 
+// A message past btl_scif_stream_reply_from (3k) that answers the peer
+// (nothing sent since its last message came) streams: the receiving module
+// offers it to the place upcall, which only fragmented messages reach. The
+// same size sent right after it goes as one chunk, never offered. Both
+// through sendi (the engine's path at that size) and both intact (the
+// receiver declines the placement, so the streamed one is reassembled and
+// delivered whole).
+TEST_F(BtlScif, AnAnswerStreamsAndASendAfterOurOwnGoesWhole)
+{
+    static constexpr size_t kSize = 4000;
+    std::string r = run_two_process(h_, [](PeerContext &ctx) -> std::string {
+        BtlHarness &h = ctx.harness;
+        weft_btl_endpoint_t *ep = nullptr;
+        if (auto err = connect_from_parent(ctx, &ep); !err.empty())
+            return err;
+        auto delivered = [&h](uint8_t am) {
+            return std::find_if(h.deliveries.begin(), h.deliveries.end(),
+                                [am](const Delivery &d) { return d.am_id == am; });
+        };
+        if (ctx.side == Side::parent) {
+            if (int rc = send_bytes(h, ep, 7, pattern(8, 1)); rc)
+                return "hello: " + std::string(weft_status_string(rc));
+            if (!h.progress_until([&] { return delivered(8) != h.deliveries.end(); }))
+                return "no answer to the hello: " + h.failure();
+            for (uint8_t am : {9, 10}) {
+                const auto body = pattern(kSize, am);
+                const uint32_t head = am;
+                if (int rc = h.retry_on_again([&] {
+                        return weft_btl_sendi(ep, am, &head, sizeof head, body.data(), body.size());
+                    });
+                    rc)
+                    return "sendi " + std::to_string(am) + ": " + weft_status_string(rc);
+            }
+            if (!h.progress_until([&] { return delivered(1) != h.deliveries.end(); }))
+                return "no verdict: " + h.failure();
+            return "";
+        }
+        std::vector<uint8_t> offered;
+        h.on_place = [&offered](weft_btl_endpoint_t *, uint8_t id, std::span<const std::byte>, size_t,
+                                weft_btl_placement_t *) {
+            offered.push_back(id);
+            return 0;
+        };
+        if (!h.progress_until([&] { return delivered(7) != h.deliveries.end(); }))
+            return "no hello: " + h.failure();
+        weft_btl_endpoint_t *back = delivered(7)->ep;
+        if (int rc = send_bytes(h, back, 8, pattern(8, 2)); rc)
+            return "answer: " + std::string(weft_status_string(rc));
+        const auto both = [&] {
+            return delivered(9) != h.deliveries.end() && delivered(10) != h.deliveries.end();
+        };
+        if (!h.progress_until(both))
+            return "the two messages did not both come: " + h.failure();
+        std::string verdict;
+        for (uint8_t am : {9, 10}) {
+            const auto &d = *delivered(am);
+            uint32_t head = 0;
+            if (d.data.size() == sizeof head + kSize)
+                std::memcpy(&head, d.data.data(), sizeof head);
+            const auto body = std::span(d.data).subspan(sizeof head);
+            if (head != am || checksum(body) != checksum(pattern(kSize, am)))
+                verdict += "message " + std::to_string(am) + " differs; ";
+        }
+        if (offered != std::vector<uint8_t>{9})
+            verdict += "offered for placement: " + std::to_string(offered.size()) + " messages" +
+                       (offered.empty() ? std::string() : ", the first " + std::to_string(offered[0])) +
+                       "; wanted the answer (9) only";
+        return send_bytes(h, back, 1, pattern(3, 3)) ? "verdict failed" : verdict;
+    });
+    EXPECT_TRUE(r.empty()) << r;
+}
+
 // The eager limits each side's endpoint reports (weft_btl_endpoint_t's
 // eager_limit, 0: the module's caps; and eager_if_room, 0: none; kRingLimit:
 // the module's caps.eager_limit; and single_copy_from) once a message
