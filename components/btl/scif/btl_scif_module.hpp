@@ -121,7 +121,8 @@ struct ScifConfig {
     // them straight in the runtime's buffer (upcalls.place). Up to 32 KiB
     // this beats the rendezvous's single copy, whose process_vm_readv costs
     // 2-5 us before it copies anything (measured: docs/transports.md).
-    // sendi() takes messages up to stream_from (and stream_reply_from) only.
+    // sendi() takes messages up to stream_from only (past stream_reply_from
+    // it hands an answer to send(): send_larger).
     //
     // A message no longer than one stream_fragment goes as fragments of
     // kStreamSmallFragment bytes. A 5-16 KiB chunk was copied in whole
@@ -324,9 +325,7 @@ private:
     // Does a message of total bytes go as fragments (stream()) on ep, whose
     // connection is s, now?
     bool streams(const ScifEndpoint &ep, const weft::scif::Endpoint &s, size_t total) const;
-    // sendi's limit: what never streams. An answer past stream_reply_from
-    // streams, and send() is where that is decided (in sendi the test cost
-    // every send about 20 instructions, callgrind, 1 KiB ping-pong).
+    // sendi's limit (caps.inline_max).
     size_t inline_max() const { return std::min(config_.eager_limit, config_.stream_from); }
     // sendi past stream_reply_from: an answer through send(), which streams
     // it; else whole, as sendi sends (send_whole).
