@@ -96,6 +96,7 @@ Status Runtime::setup()
     process_.hostname = pmix_.hostname().c_str();
     process_.card_ctx = this;
     process_.peer_card = up_peer_card;
+    process_.node_cores = node_cores();
     if (Status st = btl_.open(*fw_, up, &process_); !st.ok())
         return st;
     endpoints_ = std::make_unique<Endpoints>(pmix_, btl_, fw_->logger());
@@ -217,24 +218,30 @@ void Runtime::attach_counters()
                                 "): no other process can read this rank's counters");
 }
 
+uint32_t Runtime::node_cores()
+{
+    // Only a shared node needs the count (the progress mode, and the
+    // modules: weft_btl_process_t.node_cores): from weftrun, which counted
+    // them already (WEFT_NODE_CORES), else from hwloc (whose plugins and
+    // discovery are a few ms of a rank's start-up at least).
+    if (node_cores_ != 0 || pmix_.local_size() <= 1)
+        return node_cores_;
+    if (const char *env = std::getenv("WEFT_NODE_CORES"))
+        node_cores_ = static_cast<uint32_t>(std::strtoul(env, nullptr, 10));
+    if (node_cores_ == 0) {
+        auto topo = fw_->topology();
+        if (topo.ok())
+            node_cores_ = static_cast<uint32_t>(topo.value()->num_cores());
+        if (node_cores_ == 0)
+            node_cores_ = std::thread::hardware_concurrency();
+    }
+    return node_cores_;
+}
+
 Status Runtime::choose_progress_mode()
 {
     const std::string setting = fw_->params().find("rte_base_progress")->as_string();
-    unsigned cores = 0;
-    // Only "auto" on a shared node needs the core count: from weftrun,
-    // which counted them already (WEFT_NODE_CORES), else from hwloc (whose
-    // plugins and discovery are a few ms of a rank's start-up at least).
-    if (setting == "auto" && pmix_.local_size() > 1) {
-        if (const char *env = std::getenv("WEFT_NODE_CORES"))
-            cores = static_cast<unsigned>(std::strtoul(env, nullptr, 10));
-    }
-    if (setting == "auto" && pmix_.local_size() > 1 && cores == 0) {
-        auto topo = fw_->topology();
-        if (topo.ok())
-            cores = static_cast<unsigned>(topo.value()->num_cores());
-        if (cores == 0)
-            cores = std::thread::hardware_concurrency();
-    }
+    const unsigned cores = setting == "auto" ? node_cores() : 0;
     std::string reason;
     ProgressMode m = decide_progress_mode(setting, pmix_.local_size(), cores, &reason);
     progress_.set_mode(m, reason);

@@ -75,6 +75,8 @@ private:
     Runtime() = default;
     Status setup();
     Status choose_progress_mode();
+    // The cores of this node the job may use; 0 when alone on the node.
+    uint32_t node_cores();
     void attach_counters();
     Status preconnect();
     // The modex after this process published its cards: full or direct
@@ -127,6 +129,7 @@ private:
     Framework *fw_ = nullptr;
     PmixClient pmix_;
     weft_btl_process_t process_{};   // what the modules learn of this process
+    uint32_t node_cores_ = 0;        // node_cores(), once counted
     // The engine's counter page, held here too: the modules write into it
     // until btl_ closes them (declared first, so it goes last).
     std::shared_ptr<engine::CounterPage> counters_;

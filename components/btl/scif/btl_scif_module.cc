@@ -211,6 +211,15 @@ void ScifModule::size_for_job()
     if (sized_ || !c_.process)
         return;
     sized_ = true;
+    // On an oversubscribed node the peer an answer goes to may be waiting
+    // off its core: each fragment was then one more handoff for nothing
+    // (4 ranks on 2 vCPUs, osu collectives of 4 KiB, 8 alternated jobs:
+    // 3-20% slower streamed).
+    const weft_btl_process_t *p = c_.process;
+    const bool oversubscribed = WEFT_HAS_MEMBER(p, weft_btl_process_t, node_cores) && p->node_cores > 0 &&
+                                p->local_size > p->node_cores;
+    if (oversubscribed)
+        config_.stream_reply_from = config_.stream_from;
     constexpr size_t kRingMax = size_t{2} << 20, kRingMin = 64 * 1024, kBudget = size_t{32} << 20;
     const size_t peers = c_.process->local_size > 1 ? c_.process->local_size - 1 : 1;
     if (config_.auto_ring) {

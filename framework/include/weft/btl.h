@@ -32,8 +32,9 @@
  * wrappers know which ops are optional and how to tell that one is absent.
  *
  * Growth rules (component ABI 1.0; every member declared below is part of
- * 1.0 except the ops appended after modex_ready: attach_counters, and
- * weft_btl_endpoint_t's eager_limit, eager_if_room and single_copy_from):
+ * 1.0 except the ops appended after modex_ready: attach_counters,
+ * weft_btl_endpoint_t's eager_limit, eager_if_room and single_copy_from,
+ * and weft_btl_process_t's node_cores):
  * - Every struct begins with its size, set by whoever fills it in
  *   (weft_btl_module_t and its ops table: the component; weft_btl_process_t,
  *   weft_btl_peer_t and weft_btl_upcalls_t: the runtime; weft_btl_caps_t,
@@ -232,6 +233,13 @@ typedef struct weft_btl_process {
      * runtime (part of ABI 1.0). */
     void *card_ctx;
     int (*peer_card)(void *card_ctx, struct weft_btl_module *m, uint32_t rank, void *buf, size_t *len);
+
+    /* Appended after 1.0 (check WEFT_HAS_MEMBER): the cores of this node the
+     * job may use, as the runtime counts them to choose its progress mode
+     * (weftrun's count, else hwloc's); 0: not counted (a process alone on
+     * its node). local_size > node_cores: the node is oversubscribed, and a
+     * peer that waits for a message may not be running when it is sent. */
+    uint32_t node_cores;
 } weft_btl_process_t;
 
 /* How many leading bytes of a message a module shows the place upcall

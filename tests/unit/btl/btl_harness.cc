@@ -145,6 +145,7 @@ void BtlHarness::set_process(uint32_t rank, uint32_t job_size, const std::string
     process_.hostname = "localhost";
     process_.card_ctx = this;
     process_.peer_card = up_peer_card;
+    process_.node_cores = node_cores;
     for (weft_btl_module_t *m : modules_)
         m->process = &process_;
 }

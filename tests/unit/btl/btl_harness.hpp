@@ -105,6 +105,8 @@ public:
     // as the runtime does before asking for cards. Transports that put the
     // rank and job in their handshakes (tcp) need it.
     void set_process(uint32_t rank, uint32_t job_size, const std::string &job_id);
+    // weft_btl_process_t.node_cores that set_process() gives (0: not counted).
+    uint32_t node_cores = 0;
     // The first module that reaches peer (the harness's connect() uses it),
     // or the first module when none does.
     weft_btl_module_t *module_for(const weft_btl_peer_t &peer) const;
