@@ -335,7 +335,6 @@ private:
     // nothing queued: sendi's send. Inline, in btl_scif_sendi.hpp.
     [[gnu::always_inline]] inline int send_whole(weft::scif::Endpoint &s, uint8_t am_id, const void *hdr,
                                                  size_t hdr_len, const void *payload, size_t payload_len);
-
     // Data bytes per fragment stream() writes on s (the first fragment also
     // carries the message's 8-byte total); sendx() sizes its room check by it.
     size_t stream_fragment(const weft::scif::Endpoint &s, size_t total) const;
