@@ -162,14 +162,19 @@ size_t ScifModule::stream_fragment(const sc::Endpoint &s, size_t total) const
     return std::min(want, sc::max_message(s) - sizeof(uint64_t));
 }
 
-int ScifModule::send_larger(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
-                            const void *payload, size_t payload_len)
+int ScifModule::sendi_rare(ScifEndpoint &ep, const SendiArgs &a)
 {
+    const size_t total = a.hdr_len + a.payload_len;
+    if (total > c_.caps.inline_max || (a.hdr_len && !a.hdr) || (a.payload_len && !a.payload))
+        return WEFT_ERR_BAD_PARAM;
+    if (ep.phase != EpPhase::connected || ep.closing || !ep.pending.empty())
+        return ep.closing || ep.phase == EpPhase::dead ? WEFT_ERR_UNREACHABLE : WEFT_ERR_AGAIN;
     sc::Endpoint &s = *sc::lookup(ep.epd);
-    if (!streams(ep, s, hdr_len + payload_len))
-        return send_whole(s, am_id, hdr, hdr_len, payload, payload_len);
-    const iovec iov[2] = {{const_cast<void *>(hdr), hdr_len}, {const_cast<void *>(payload), payload_len}};
-    return send(ep, am_id, hdr_len ? iov : iov + 1, hdr_len ? 2 : 1);
+    if (!streams(ep, s, total))
+        return send_whole(s, a.am_id, a.hdr, a.hdr_len, a.payload, a.payload_len);
+    const iovec iov[2] = {{const_cast<void *>(a.hdr), a.hdr_len},
+                          {const_cast<void *>(a.payload), a.payload_len}};
+    return send(ep, a.am_id, a.hdr_len ? iov : iov + 1, a.hdr_len ? 2 : 1);
 }
 
 bool ScifModule::streams(const ScifEndpoint &ep, const sc::Endpoint &s, size_t total) const

@@ -47,7 +47,7 @@ ScifModule::ScifModule(const weft_host_t *host, const weft_btl_component_t *comp
     c_.caps.bandwidth_mbs = 12000.0;
     c_.caps.eager_limit = config.eager_limit;
     c_.caps.max_send = config.max_send;
-    c_.caps.inline_max = inline_max();
+    set_sendi_limits();
     c_.caps.exclusivity = WEFT_BTL_EXCLUSIVITY_SHM;
     c_.caps.flags = WEFT_BTL_FLAG_SEND | WEFT_BTL_FLAG_INLINE;
     c_.caps.priority = config.priority;
@@ -237,8 +237,8 @@ void ScifModule::size_for_job()
         config_.eager_limit = std::clamp<size_t>(config_.ring_size / 32, 4096, 64 * 1024);
         config_.eager_limit = std::min(config_.eager_limit, config_.max_send);
         c_.caps.eager_limit = config_.eager_limit;
-        c_.caps.inline_max = inline_max();
     }
+    set_sendi_limits();
 }
 
 int ScifModule::card(void *buf, size_t *len)

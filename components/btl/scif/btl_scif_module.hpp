@@ -122,7 +122,7 @@ struct ScifConfig {
     // this beats the rendezvous's single copy, whose process_vm_readv costs
     // 2-5 us before it copies anything (measured: docs/transports.md).
     // sendi() takes messages up to stream_from only (past stream_reply_from
-    // it hands an answer to send(): send_larger).
+    // it hands an answer to send(): sendi_rare).
     //
     // A message no longer than one stream_fragment goes as fragments of
     // kStreamSmallFragment bytes. A 5-16 KiB chunk was copied in whole
@@ -325,12 +325,28 @@ private:
     // Does a message of total bytes go as fragments (stream()) on ep, whose
     // connection is s, now?
     bool streams(const ScifEndpoint &ep, const weft::scif::Endpoint &s, size_t total) const;
-    // sendi's limit (caps.inline_max).
-    size_t inline_max() const { return std::min(config_.eager_limit, config_.stream_from); }
-    // sendi past stream_reply_from: an answer through send(), which streams
-    // it; else whole, as sendi sends (send_whole).
-    [[gnu::noinline]] int send_larger(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
-                                      const void *payload, size_t payload_len);
+    // Sets sendi's limits from the config: caps.inline_max, and
+    // sendi_plain_max_, the largest message it sends without sendi_rare()
+    // (the lower of that limit and stream_reply_from).
+    void set_sendi_limits()
+    {
+        c_.caps.inline_max = std::min(config_.eager_limit, config_.stream_from);
+        sendi_plain_max_ = std::min(c_.caps.inline_max, config_.stream_reply_from);
+    }
+    // sendi's rare cases: bad arguments (WEFT_ERR_BAD_PARAM), and a message
+    // past stream_reply_from: an answer through send(), which streams it,
+    // else whole, as sendi sends (send_whole). Its arguments in one struct:
+    // passed one by one, the seventh went on the stack, and GCC then gave
+    // sendi a frame pointer and spills that cost every small send 10-13
+    // instructions (callgrind).
+    struct SendiArgs {
+        const void *hdr;
+        size_t hdr_len;
+        const void *payload;
+        size_t payload_len;
+        uint8_t am_id;
+    };
+    [[gnu::noinline]] int sendi_rare(ScifEndpoint &ep, const SendiArgs &a);
     // One chunk (or the duplex line, or a cell) on a connected endpoint with
     // nothing queued: sendi's send. Inline, in btl_scif_sendi.hpp.
     [[gnu::always_inline]] inline int send_whole(weft::scif::Endpoint &s, uint8_t am_id, const void *hdr,
@@ -368,6 +384,7 @@ private:
 
     const weft_host_t *host_;
     ScifConfig config_;
+    size_t sendi_plain_max_ = 0;   // set_sendi_limits()
     int listen_epd_ = -1;
     uint16_t port_ = 0;
     std::vector<std::unique_ptr<ScifEndpoint>> endpoints_;

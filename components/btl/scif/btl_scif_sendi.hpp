@@ -16,15 +16,15 @@ namespace weft::btl_scif {
 inline int ScifModule::sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, size_t hdr_len,
                              const void *payload, size_t payload_len)
 {
-    if (hdr_len + payload_len > c_.caps.inline_max || (hdr_len && !hdr) || (payload_len && !payload))
-        return WEFT_ERR_BAD_PARAM;
+    // One test for what is rare: bad arguments, and a message past
+    // stream_reply_from, which may stream (an answer); sendi_rare() sorts
+    // them out, so the small message's path stays as it was.
+    const size_t total = hdr_len + payload_len;
+    if (total > sendi_plain_max_ || (hdr_len && !hdr) || (payload_len && !payload)) [[unlikely]]
+        return sendi_rare(ep, SendiArgs{hdr, hdr_len, payload, payload_len, am_id});
     // The usual state in one test; the rest sorted out apart.
     if (ep.phase != EpPhase::connected || ep.closing || !ep.pending.empty()) [[unlikely]]
         return ep.closing || ep.phase == EpPhase::dead ? WEFT_ERR_UNREACHABLE : WEFT_ERR_AGAIN;
-    // Past stream_reply_from a message may stream (an answer): decided out
-    // of line, so that the small message's path stays as it was.
-    if (hdr_len + payload_len > config_.stream_reply_from) [[unlikely]]
-        return send_larger(ep, am_id, hdr, hdr_len, payload, payload_len);
     return send_whole(*weft::scif::lookup(ep.epd), am_id, hdr, hdr_len, payload, payload_len);
 }
 
