@@ -283,7 +283,13 @@ int alltoall_small(const Ctx &cx, const void *sendbuf, int sendcount, MPI_Dataty
 // by a single copy's handshake. 16 ranks on that host (btl/scif's single
 // copy from 8 KiB), 16, 32, 64 KiB: 18.0, 32.8, 38.4 us before, 12.0-14.3,
 // 16.7-19.6, 27.5-36.0 forwarded in four runs (MPICH 15.5-17.3,
-// 24.5-26.6, 39.1-42.5).
+// 24.5-26.6, 39.1-42.5). A send to a leaf, which passes nothing on, is a
+// plain one: forwarded too, 2 ranks on a VM where btl/scif single-copies
+// from 8 KiB took 2.02, 3.07, 4.72 us at 16, 32, 64 KiB, plain 1.69, 2.29,
+// 3.19 (Open MPI vader 1.33, 2.15, 3.46; 4 alternated jobs). Half the
+// sends of a tree go to leaves; at 16 ranks on the 16-core host the plain
+// ones are not measured yet (tests/mpi/bcast_protocol.sh checks which
+// protocol each takes).
 constexpr size_t kBcastPostTogetherMax = 64 * 1024;
 int bcast_binomial(const Comm &c, void *buf, size_t bytes, int root, int tag)
 {
@@ -301,8 +307,11 @@ int bcast_binomial(const Comm &c, void *buf, size_t bytes, int root, int tag)
     int n = 0, waited = 0, first_rc = WEFT_SUCCESS;
     for (mask >>= 1; mask > 0 && first_rc == WEFT_SUCCESS; mask >>= 1)
         if (vr + mask < c.size) {
+            // A child with children of its own (vr + mask + m for some m
+            // below mask) passes the data on; a leaf does not.
+            const bool child_forwards = mask > 1 && vr + mask + 1 < c.size;
             if (int rc = coll_isend(c, buf, bytes, (vr + mask + root) % c.size, tag, &reqs[n],
-                                    WEFT_SEND_DONE_NULL | WEFT_SEND_FORWARD)) {
+                                    WEFT_SEND_DONE_NULL | (child_forwards ? WEFT_SEND_FORWARD : 0u))) {
                 first_rc = rc;
                 break;
             }
