@@ -167,8 +167,8 @@ int ScifModule::sendi_rare(ScifEndpoint &ep, const SendiArgs &a)
     const size_t total = a.hdr_len + a.payload_len;
     if (total > c_.caps.inline_max || (a.hdr_len && !a.hdr) || (a.payload_len && !a.payload))
         return WEFT_ERR_BAD_PARAM;
-    if (ep.phase != EpPhase::connected || ep.closing || !ep.pending.empty())
-        return ep.closing || ep.phase == EpPhase::dead ? WEFT_ERR_UNREACHABLE : WEFT_ERR_AGAIN;
+    if (const int rc = sendi_refusal(ep); rc != WEFT_SUCCESS)
+        return rc;
     sc::Endpoint &s = *sc::lookup(ep.epd);
     if (!streams(ep, s, total))
         return send_whole(s, a.am_id, a.hdr, a.hdr_len, a.payload, a.payload_len);

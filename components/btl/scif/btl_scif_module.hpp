@@ -347,6 +347,14 @@ private:
         uint8_t am_id;
     };
     [[gnu::noinline]] int sendi_rare(ScifEndpoint &ep, const SendiArgs &a);
+    // sendi's state test in one: WEFT_SUCCESS when ep takes a message now
+    // (connected, not closing, nothing queued), else why not.
+    static int sendi_refusal(const ScifEndpoint &ep)
+    {
+        if (ep.phase != EpPhase::connected || ep.closing || !ep.pending.empty()) [[unlikely]]
+            return ep.closing || ep.phase == EpPhase::dead ? WEFT_ERR_UNREACHABLE : WEFT_ERR_AGAIN;
+        return WEFT_SUCCESS;
+    }
     // One chunk (or the duplex line, or a cell) on a connected endpoint with
     // nothing queued: sendi's send. Inline, in btl_scif_sendi.hpp.
     [[gnu::always_inline]] inline int send_whole(weft::scif::Endpoint &s, uint8_t am_id, const void *hdr,

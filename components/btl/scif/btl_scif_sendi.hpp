@@ -22,9 +22,8 @@ inline int ScifModule::sendi(ScifEndpoint &ep, uint8_t am_id, const void *hdr, s
     const size_t total = hdr_len + payload_len;
     if (total > sendi_plain_max_ || (hdr_len && !hdr) || (payload_len && !payload)) [[unlikely]]
         return sendi_rare(ep, SendiArgs{hdr, hdr_len, payload, payload_len, am_id});
-    // The usual state in one test; the rest sorted out apart.
-    if (ep.phase != EpPhase::connected || ep.closing || !ep.pending.empty()) [[unlikely]]
-        return ep.closing || ep.phase == EpPhase::dead ? WEFT_ERR_UNREACHABLE : WEFT_ERR_AGAIN;
+    if (const int rc = sendi_refusal(ep); rc != WEFT_SUCCESS) [[unlikely]]
+        return rc;
     return send_whole(*weft::scif::lookup(ep.epd), am_id, hdr, hdr_len, payload, payload_len);
 }
 
