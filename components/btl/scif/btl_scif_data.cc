@@ -584,7 +584,7 @@ int ScifModule::mem_register(void *addr, size_t len, weft_btl_reg_t *reg)
 {
     if (!reg || (!addr && len))
         return WEFT_ERR_BAD_PARAM;
-    Rkey k{kRkeyMagic, static_cast<uint32_t>(getpid()), reinterpret_cast<uintptr_t>(addr), len};
+    Rkey k{kRkeyMagic, pid_, reinterpret_cast<uintptr_t>(addr), len};
     reg->addr = addr;
     reg->length = len;
     std::memcpy(reg->rkey, &k, sizeof k);

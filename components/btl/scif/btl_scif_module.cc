@@ -462,12 +462,15 @@ int ScifModule::progress()
         advance(ep, &events);
     }
     if (!completions_.empty()) {
-        std::vector<Completion> done;
-        done.swap(completions_);
-        for (const Completion &c : done) {
+        // Swapped with a list kept for the purpose: a callback may queue
+        // more (they run next round), and neither list gives its capacity
+        // back, so a rendezvous's get costs no allocation.
+        completions_running_.swap(completions_);
+        for (const Completion &c : completions_running_) {
             c.cb(c.ep, c.ctx, c.status);
             ++events;
         }
+        completions_running_.clear();
     }
     // An endpoint dies in a round that reports something; the periodic
     // sweep is the safety net. An idle poll then costs no scan.
