@@ -155,13 +155,13 @@ tests_mpi_coll_algos_LDADD = libweft_mpi.la libweft.la
 tests_mpi_coll_algos_LDFLAGS = $(mpi_test_ldflags)
 TESTS += tests/mpi/coll_algos.sh
 EXTRA_DIST += tests/mpi/coll_algos.sh
-check_PROGRAMS += tests/mpi/bcast_protocol
-tests_mpi_bcast_protocol_SOURCES = tests/mpi/bcast_protocol.c tests/mpi/mtest.h
-tests_mpi_bcast_protocol_CPPFLAGS = $(mpi_test_cppflags)
-tests_mpi_bcast_protocol_LDADD = libweft_mpi.la libweft.la
-tests_mpi_bcast_protocol_LDFLAGS = $(mpi_test_ldflags)
-TESTS += tests/mpi/bcast_protocol.sh
-EXTRA_DIST += tests/mpi/bcast_protocol.sh
+check_PROGRAMS += tests/mpi/coll_protocol
+tests_mpi_coll_protocol_SOURCES = tests/mpi/coll_protocol.c tests/mpi/mtest.h
+tests_mpi_coll_protocol_CPPFLAGS = $(mpi_test_cppflags)
+tests_mpi_coll_protocol_LDADD = libweft_mpi.la libweft.la
+tests_mpi_coll_protocol_LDFLAGS = $(mpi_test_ldflags)
+TESTS += tests/mpi/coll_protocol.sh
+EXTRA_DIST += tests/mpi/coll_protocol.sh
 # A measurement, not a test: how much of MPI_Iallreduce / MPI_Ialltoall
 # hides behind computation (as OSU's overlap column).
 check_PROGRAMS += tests/mpi/nbc_overlap

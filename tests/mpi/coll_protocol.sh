@@ -1,25 +1,30 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# bcast_protocol.sh: which protocol carries MPI_Bcast's sends (mpi/coll.cc's
-# binomial tree), read from weftrun --report=json over btl/scif with its
-# single copy taken from 8 KiB (btl_scif_single_copy_call_us under 1.25):
-#  - 2 ranks: rank 1 is a leaf, so the 64 KiB vectors go as a plain
+# coll_protocol.sh: which protocol carries the sends of MPI_Bcast (mpi/coll.cc's
+# binomial tree) and MPI_Allgather (recursive doubling, mpi/coll_allgather.cc),
+# read from weftrun --report=json over btl/scif with its single copy taken
+# from 8 KiB (btl_scif_single_copy_call_us under 1.25):
+#  - bcast, 2 ranks: rank 1 is a leaf, so the 64 KiB vectors go as a plain
 #    MPI_Send's do, by the rendezvous's single copy (a forwarded send would
 #    go eagerly through the ring: 1.2-1.5x slower there on a 2-vCPU VM);
-#  - 4 ranks, binomial forced: ranks 1 and 3 are leaves (by single copy),
-#    rank 2 passes the data on (forwarded: eagerly while the ring has room).
+#  - bcast, 4 ranks, binomial forced: ranks 1 and 3 are leaves (by single
+#    copy), rank 2 passes the data on (forwarded: eagerly while the ring
+#    has room);
+#  - allgather, 2 ranks: the one exchange passes nothing on, so both 64 KiB
+#    blocks of each call go by single copy (forwarded, 1.3-1.6x slower on
+#    that VM).
 # A plain MPI_Send of the same vectors first shows that the single copy
 # works here; where it does not (a container that refuses
 # process_vm_readv), the test skips.
 set -u
 builddir=${WEFT_ABS_BUILDDIR:-$(pwd)}
-prog="$builddir/tests/mpi/bcast_protocol"
+prog="$builddir/tests/mpi/coll_protocol"
 if [ ! -x "$builddir/weftrun" ] || [ ! -x "$prog" ]; then
-    echo "SKIP: weftrun or tests/mpi/bcast_protocol is not built"
+    echo "SKIP: weftrun or tests/mpi/coll_protocol is not built"
     exit 77
 fi
 for v in $(env | sed -n 's/^\(WEFT_MCA_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
-out=$(mktemp -d "${TMPDIR:-/tmp}/weft-bcast-protocol.XXXXXX") || exit 1
+out=$(mktemp -d "${TMPDIR:-/tmp}/weft-coll-protocol.XXXXXX") || exit 1
 trap 'rm -rf "$out"' EXIT
 vector=65536 calls=8
 
@@ -58,5 +63,12 @@ if [ -z "$rdma" ] || [ "$rdma" -lt $((2 * vector * calls)) ] || [ "$rdma" -gt $(
     failed=1
 else
     echo "PASS 4 ranks: the leaves got their vectors by single copy ($rdma bytes)"
+fi
+job allgather 2 allgather
+if [ "$(field allgather rndv_rdma_bytes)" != $((2 * vector * calls)) ]; then
+    echo "FAIL allgather, 2 ranks: the blocks did not all go by single copy: $(cat "$out/allgather.json")"
+    failed=1
+else
+    echo "PASS allgather, 2 ranks: both ranks' $calls blocks went by single copy"
 fi
 exit $failed
