@@ -345,7 +345,7 @@ TEST_F(FrameworkTest, TopologyHasNoIoDiscoveryIoTopologyHas)
 }
 
 // The small-message copy of components (two overlapping fixed-size copies
-// up to 64 bytes): every length copies exactly its bytes, at every offset
+// up to 48 bytes): every length copies exactly its bytes, at every offset
 // of source and destination, and writes nothing past them.
 TEST(ComponentUtil, CopyBytesCopiesExactlyTheBytesAtEveryLength)
 {

@@ -47,11 +47,16 @@ inline void copy_page_aliased(unsigned char *d, const unsigned char *s, size_t n
         std::memcpy(d + i, s + i, n - i);
 }
 
-// memcpy for the message paths: up to 64 bytes as two overlapping
+// memcpy for the message paths: up to 48 bytes as two overlapping
 // fixed-size copies (a few instructions, inlined), longer ones by memcpy,
 // except at the page-aliased offsets above.
 // A libc memcpy call for an 8-byte payload costs about 40 instructions, as
-// much as the rest of a ring's publish.
+// much as the rest of a ring's publish. From 49 bytes the inlined copy (two
+// pairs of 16-byte moves as GCC builds it for baseline x86-64) lost to
+// glibc's, which picks its moves for the CPU: weft_bench's ping-pong of
+// 52-64 bytes, which btl/scif's ring carries in two cells, took 0.84-0.93 of
+// the time by memcpy (2-vCPU VM, 8 alternated jobs, paired; 48 and 68 bytes
+// within 3%, message rates at 8-128 bytes within 3%).
 inline void copy_bytes(void *dst, const void *src, size_t n)
 {
     auto *d = static_cast<unsigned char *>(dst);
@@ -70,7 +75,7 @@ inline void copy_bytes(void *dst, const void *src, size_t n)
     } else if (n <= 32) {
         std::memcpy(d, s, 16);
         std::memcpy(d + n - 16, s + n - 16, 16);
-    } else if (n <= 64) {
+    } else if (n <= 48) {
         std::memcpy(d, s, 32);
         std::memcpy(d + n - 32, s + n - 32, 32);
     } else if (n >= kPageAliasFrom && page_alias_ahead(d, s)) {
