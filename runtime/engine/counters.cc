@@ -75,13 +75,6 @@ CounterPage::CounterPage(uint32_t rank, uint32_t job_size, size_t modules, std::
         module(i).btl.size = sizeof(weft_btl_counters_t);
 }
 
-uint64_t counter_clock_ns()
-{
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
-}
-
 CounterPage::~CounterPage()
 {
     if (base_ && !heap_)

@@ -87,7 +87,5 @@ inline void count_unexpected_in(weft_process_counters_t &p, weft_peer_counters_t
         p.unexpected_hwm = p.unexpected_depth;
 }
 inline void count_unexpected_out(weft_process_counters_t &p) { --p.unexpected_depth; }
-// Nanoseconds of a monotonic clock, for the time of rendezvous transfers.
-uint64_t counter_clock_ns();
 
 } // namespace weft::engine

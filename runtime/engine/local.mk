@@ -7,6 +7,7 @@ libweft_la_SOURCES += \
 	runtime/engine/counters.cc runtime/engine/counters.hpp runtime/engine/counter_view.hpp \
 	runtime/engine/engine.cc runtime/engine/engine.hpp \
 	runtime/engine/host.hpp \
+	runtime/engine/interval_clock.cc runtime/engine/interval_clock.hpp \
 	runtime/engine/matching.cc runtime/engine/matching.hpp \
 	runtime/engine/messaging_api.cc \
 	runtime/engine/objects.hpp \
@@ -25,3 +26,4 @@ unit_test_sources += tests/unit/engine_host_test.cc tests/unit/engine_fake_host.
 unit_test_sources += tests/unit/engine_matching_test.cc
 unit_test_sources += tests/unit/engine_rendezvous_test.cc
 unit_test_sources += tests/unit/counters_test.cc
+unit_test_sources += tests/unit/interval_clock_test.cc

@@ -183,7 +183,7 @@ void Rendezvous::start(Md *md, const PutInfo &u, std::span<const std::byte> firs
     in->mlength = mlength;
     in->ack = ack;
     in->portal = portal;
-    in->matched_ns = counter_clock_ns();
+    in->matched_ns = clock_.now_ns();
     in->received = landed;
     ++md->pending;
     weft_btl_endpoint_t *ep = u.ep;
@@ -341,7 +341,7 @@ void Rendezvous::finish(Incoming *in, int status)
     if (status == WEFT_SUCCESS) {
         weft_peer_counters_t &c = counters_.peer(in->source);
         count_received(&c, in->ep ? WEFT_PROTO_RNDV_RDMA : WEFT_PROTO_RNDV_CHUNKS, in->rlength);
-        c.rndv_ns += counter_clock_ns() - in->matched_ns;
+        c.rndv_ns += IntervalClock::interval(in->matched_ns, clock_.now_ns());
     }
     // Fin also carries the ACK the initiator may have asked for.
     peers_.send_control_to(in->source, wire::bytes_of(make_ack(wire::Type::Fin, in->op, status, mlength,

@@ -34,6 +34,7 @@
 #include <span>
 
 #include "engine/host.hpp"
+#include "engine/interval_clock.hpp"
 #include "engine/objects.hpp"
 #include "engine/params.hpp"
 #include "engine/peers.hpp"
@@ -129,6 +130,7 @@ private:
     size_t split_min_;                     // engine_base_rndv_split (0: never)
     Pool<Incoming, 7> incoming_;
     Pool<Landing, 8> landings_;
+    IntervalClock clock_;                  // each Incoming's time from match to last byte (rndv_ns)
 };
 
 } // namespace weft::engine
