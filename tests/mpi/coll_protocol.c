@@ -47,8 +47,10 @@ int main(int argc, char **argv)
     unsigned char *buf = (unsigned char *)malloc(kBytes);
     CHECK(buf != NULL, "malloc of %d bytes failed", kBytes);
     for (int call = 0; buf && call < kCalls; call++) {
-        for (int i = 0; i < kBytes; i++)
-            buf[i] = mtest_rank == 0 ? mtest_pat(0, call, (size_t)i) : 0;
+        if (mtest_rank == 0)
+            mtest_fill(buf, kBytes, 0, call);
+        else
+            memset(buf, 0, kBytes);
         if (plain_send) {
             if (mtest_rank == 0)
                 MPI_OK(MPI_Send(buf, kBytes, MPI_BYTE, 1, call, MPI_COMM_WORLD));
@@ -59,11 +61,8 @@ int main(int argc, char **argv)
         }
         if (plain_send && mtest_rank > 1)
             continue;
-        int bad = -1;
-        for (int i = 0; i < kBytes && bad < 0; i++)
-            if (buf[i] != mtest_pat(0, call, (size_t)i))
-                bad = i;
-        CHECK(bad < 0, "call %d: byte %d is %d, expected %d", call, bad, bad < 0 ? 0 : buf[bad],
+        const long bad = mtest_verify(buf, kBytes, 0, call);
+        CHECK(bad < 0, "call %d: byte %ld is %d, expected %d", call, bad, bad < 0 ? 0 : buf[bad],
               bad < 0 ? 0 : mtest_pat(0, call, (size_t)bad));
     }
     free(buf);
